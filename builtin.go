@@ -1,0 +1,12 @@
+// Package gym holds the built-in component tree (configs, data, READMEs) so
+// that a `go install`ed binary with no source checkout can find it: the
+// tree is embedded here and materialised into a cache directory on use.
+package gym
+
+import "embed"
+
+// Builtin is the install root's content, laid out as NeMo Gym lays out its
+// repository.
+//
+//go:embed all:responses_api_models
+var Builtin embed.FS

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/nemo-gym-go/gym/internal/resolve"
+)
+
+// configFlags are the flags every config-reading command shares; each
+// becomes a Hydra override token as NeMo Gym's CLI translates it.
+type configFlags struct {
+	configs         []string
+	searchDirs      []string
+	benchmark       string
+	environment     string
+	resourcesServer string
+	modelType       string
+	model           string
+	modelURL        string
+	modelAPIKey     string
+}
+
+// register declares the flags in NeMo Gym's declaration order, which is
+// also the order their tokens take.
+func (c *configFlags) register(fs *pflag.FlagSet) {
+	fs.StringArrayVar(&c.configs, "config", nil, "config file to load (repeatable; relative to the search roots)")
+	fs.StringVar(&c.benchmark, "benchmark", "", "load benchmarks/`NAME`/config.yaml (NAME/flavor picks benchmarks/NAME/flavor.yaml)")
+	fs.StringVar(&c.environment, "environment", "", "load environments/`NAME`/config.yaml")
+	fs.StringVar(&c.resourcesServer, "resources-server", "", "load resources_servers/`NAME`/configs/NAME.yaml (NAME/flavor for another config)")
+	fs.StringVar(&c.modelType, "model-type", "", "load responses_api_models/`NAME`/configs/NAME.yaml (NAME/flavor for another config)")
+	fs.StringArrayVar(&c.searchDirs, "search-dir", nil, "extra search root, searched before NEMO_GYM_EXTRA_ROOTS, the cwd and the install root (repeatable)")
+	fs.StringVarP(&c.model, "model", "m", "", "policy model name (sets policy_model_name)")
+	fs.StringVar(&c.modelURL, "model-url", "", "policy model base URL (sets policy_base_url)")
+	fs.StringVar(&c.modelAPIKey, "model-api-key", "", "policy model API key (sets policy_api_key)")
+}
+
+// overrides translates the flags and the passthrough tokens into the
+// override list, as spec/config.md §3.1 describes: +verbose first, then one
+// coalesced +config_paths=[...] (--config paths verbatim, then selectors as
+// absolute paths, then any raw +config_paths=[..] tokens), then the model
+// flags, then the passthrough tokens in order.
+func (c *configFlags) overrides(roots *resolve.Roots, verbose bool, passthrough []string) (tokens, warnings []string, err error) {
+	for _, t := range passthrough {
+		if strings.HasPrefix(t, "-") {
+			return nil, nil, usageErrorf("unrecognized arguments: %s", t)
+		}
+	}
+	paths := append([]string{}, c.configs...)
+	for _, sel := range []struct {
+		kind  resolve.Selector
+		value string
+	}{
+		{resolve.Benchmark, c.benchmark},
+		{resolve.Environment, c.environment},
+		{resolve.ResourcesServer, c.resourcesServer},
+		{resolve.ModelType, c.modelType},
+	} {
+		if sel.value == "" {
+			continue
+		}
+		p, warn, err := roots.Select(sel.kind, sel.value)
+		if err != nil {
+			return nil, nil, err
+		}
+		warnings = append(warnings, warn...)
+		paths = append(paths, p)
+	}
+	quoted := make([]string, len(paths))
+	for i, p := range paths {
+		quoted[i] = hydraListItem(p)
+	}
+	var rest []string
+	for _, t := range passthrough {
+		if inner, ok := strings.CutPrefix(t, "+config_paths=["); ok && strings.HasSuffix(inner, "]") {
+			for _, p := range strings.Split(strings.TrimSuffix(inner, "]"), ",") {
+				if p != "" {
+					quoted = append(quoted, p)
+				}
+			}
+			continue
+		}
+		rest = append(rest, t)
+	}
+	if verbose {
+		tokens = append(tokens, "+verbose=true")
+	}
+	if len(quoted) > 0 {
+		tokens = append(tokens, "+config_paths=["+strings.Join(quoted, ",")+"]")
+	}
+	for _, kv := range []struct{ key, value string }{
+		{"policy_model_name", c.model},
+		{"policy_base_url", c.modelURL},
+		{"policy_api_key", c.modelAPIKey},
+	} {
+		if kv.value != "" {
+			tokens = append(tokens, "+"+kv.key+"="+hydraQuote(kv.value))
+		}
+	}
+	return append(tokens, rest...), warnings, nil
+}
+
+// hydraPlain reports whether s reads back as the same string when written
+// unquoted in a Hydra override.
+func hydraPlain(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+		case strings.ContainsRune("_-/.+@%:", r):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// hydraListItem writes a path into a +config_paths=[...] token, quoting only
+// when Hydra would otherwise misread it.
+func hydraListItem(s string) string {
+	if hydraPlain(s) && !strings.Contains(s, ":") {
+		return s
+	}
+	return hydraQuote(s)
+}
+
+// hydraQuote writes s as a single-quoted Hydra string, so a model name such
+// as "123" stays a string and keys with ',' or '=' survive.
+func hydraQuote(s string) string {
+	var b strings.Builder
+	b.WriteByte('\'')
+	backslashes := 0
+	for _, r := range s {
+		switch r {
+		case '\\':
+			backslashes++
+			b.WriteRune(r)
+			continue
+		case '\'':
+			b.WriteString(strings.Repeat(`\`, backslashes))
+			b.WriteString(`\'`)
+		default:
+			b.WriteRune(r)
+		}
+		backslashes = 0
+	}
+	b.WriteString(strings.Repeat(`\`, backslashes))
+	b.WriteByte('\'')
+	return b.String()
+}

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nemo-gym-go/gym/internal/config"
+	"github.com/nemo-gym-go/gym/internal/config/pyyaml"
+	"github.com/nemo-gym-go/gym/internal/config/tree"
+)
+
+// resolveOptions are the inputs of `gym env resolve`.
+type resolveOptions struct {
+	f           *Factory
+	globals     *globalFlags
+	config      configFlags
+	showOrigin  bool
+	passthrough []string
+}
+
+func newCmdEnvResolve(f *Factory, g *globalFlags, runF func(context.Context, *resolveOptions) error) *cobra.Command {
+	opts := &resolveOptions{f: f, globals: g}
+	cmd := &cobra.Command{
+		Use:   "resolve [flags] [+key=value ...]",
+		Short: "Print the fully resolved config, secrets masked",
+		Long: `Merge config files (config_paths, --config and the selector flags), the first
+env.yaml found across the search roots and the +key=value overrides; apply
+_inherit_from/_copy/_delete_key; validate server instances; fill defaults and
+ports; resolve every ${...}; and print the result as YAML with secret-like
+values masked.`,
+		Example: `  # A model server config, with the policy values on the command line
+  gym env resolve --config responses_api_models/openai_model/configs/openai_model.yaml \
+    +policy_base_url=http://localhost:8000/v1 +policy_api_key=dummy +policy_model_name=m
+
+  # Where did each value come from?
+  gym env resolve --config my.yaml --show-origin
+
+  # Resolve your own components first
+  gym env resolve --search-dir ~/my-plugins --resources-server my_env`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.passthrough = args
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runResolve(cmd.Context(), opts)
+		},
+	}
+	opts.config.register(cmd.Flags())
+	cmd.Flags().BoolVar(&opts.showOrigin, "show-origin", false, "show beside every value where it came from (file:line, cli: +k=v, default)")
+	return cmd
+}
+
+func runResolve(ctx context.Context, opts *resolveOptions) error {
+	f := opts.f
+	roots, cwd, err := f.roots(opts.config.searchDirs)
+	if err != nil {
+		return err
+	}
+	tokens, warnings, err := opts.config.overrides(roots, opts.globals.verbose, opts.passthrough)
+	if err != nil {
+		return err
+	}
+	for _, w := range warnings {
+		fmt.Fprintln(f.IO.ErrOut, "Warning:", w)
+	}
+	res, err := config.Load(ctx, f.configEnv(roots, cwd), config.Request{Overrides: tokens})
+	if err != nil {
+		return err
+	}
+	out, err := res.Resolved(true)
+	if err != nil {
+		return err
+	}
+	var dump pyyaml.Options
+	if opts.showOrigin {
+		dump.LeafComment = func(n *tree.Node) string { return n.Origin.String() }
+	}
+	_, err = fmt.Fprintf(f.IO.Out, "%s\n", pyyaml.Dump(out, dump))
+	return err
+}

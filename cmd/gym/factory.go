@@ -1,0 +1,89 @@
+package main
+
+import (
+	"io"
+	"math/rand/v2"
+	"os"
+	"runtime/debug"
+
+	"github.com/nemo-gym-go/gym"
+	"github.com/nemo-gym-go/gym/internal/config"
+	"github.com/nemo-gym-go/gym/internal/resolve"
+)
+
+// IOStreams are the streams a command talks through, injected so commands
+// are testable without a terminal.
+type IOStreams struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+}
+
+// Factory hands commands what they need from the process.
+type Factory struct {
+	IO        IOStreams
+	Getenv    func(string) string
+	LookupEnv func(string) (string, bool)
+	Getwd     func() (string, error)
+	Version   string
+}
+
+func newFactory() *Factory {
+	return &Factory{
+		IO:        IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr},
+		Getenv:    os.Getenv,
+		LookupEnv: os.LookupEnv,
+		Getwd:     os.Getwd,
+		Version:   version(),
+	}
+}
+
+func version() string {
+	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" && info.Main.Version != "(devel)" {
+		return info.Main.Version
+	}
+	return "dev"
+}
+
+// installRootEnv overrides where the built-in components live; a gym
+// developer points it at a checkout to work on them without rebuilding.
+const installRootEnv = "GYM_INSTALL_ROOT"
+
+// installRoot is the directory of the built-in component tree.
+func (f *Factory) installRoot() (string, error) {
+	if dir := f.Getenv(installRootEnv); dir != "" {
+		return dir, nil
+	}
+	return resolve.Materialize(gym.Builtin, resolve.DefaultCacheDir(f.Getenv))
+}
+
+// extraRoots is NEMO_GYM_EXTRA_ROOTS for this command: --search-dir
+// directories first, then the inherited value.
+func (f *Factory) extraRoots(searchDirs []string) string {
+	return resolve.WithSearchDirs(searchDirs, f.Getenv("NEMO_GYM_EXTRA_ROOTS"))
+}
+
+// roots builds the search roots for this command.
+func (f *Factory) roots(searchDirs []string) (*resolve.Roots, string, error) {
+	cwd, err := f.Getwd()
+	if err != nil {
+		return nil, "", err
+	}
+	install, err := f.installRoot()
+	if err != nil {
+		return nil, "", err
+	}
+	return resolve.NewRoots(f.extraRoots(searchDirs), cwd, install), cwd, nil
+}
+
+// configEnv is the environment config loading runs in.
+func (f *Factory) configEnv(roots *resolve.Roots, cwd string) config.Env {
+	return config.Env{
+		LookupEnv: f.LookupEnv,
+		Cwd:       cwd,
+		Home:      f.Getenv("HOME"),
+		Roots:     roots,
+		RandInt:   rand.Int64N,
+		Warnings:  f.IO.ErrOut,
+	}
+}

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/nemo-gym-go/gym/internal/resolve"
+)
+
+func run(args []string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	f := newFactory()
+	root := newCmdRoot(f)
+	root.SetArgs(args)
+	return exitCode(root.ExecuteContext(ctx), f.IO.ErrOut)
+}
+
+// globalFlags are accepted before or after the subcommand.
+type globalFlags struct {
+	verbose bool
+}
+
+func newCmdRoot(f *Factory) *cobra.Command {
+	g := &globalFlags{}
+	root := &cobra.Command{
+		Use:   "gym",
+		Short: "Start NeMo Gym servers, list benchmarks and run evaluations",
+		Long: `gym is a Go implementation of NeMo Gym's command line: it reads NeMo Gym's
+layered YAML configs (config_paths, env.yaml, +key=value overrides, ${...}
+interpolation) and resolves components across search roots.`,
+		Example: `  # Print the resolved config of a model server, with each value's origin
+  gym env resolve --config responses_api_models/openai_model/configs/openai_model.yaml \
+    +policy_base_url=http://localhost:8000/v1 +policy_api_key=dummy +policy_model_name=m --show-origin`,
+		Version:       f.Version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(f.IO.Out)
+	root.SetErr(f.IO.ErrOut)
+	root.PersistentFlags().BoolVarP(&g.verbose, "verbose", "v", false, "verbose output (adds +verbose=true)")
+	root.SetFlagErrorFunc(flagError)
+	root.AddCommand(newCmdEnv(f, g))
+	makeGroup(root)
+	return root
+}
+
+func newCmdEnv(f *Factory, g *globalFlags) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "env",
+		Short: "Inspect and run server environments",
+	}
+	cmd.AddCommand(newCmdEnvResolve(f, g, nil))
+	makeGroup(cmd)
+	return cmd
+}
+
+// makeGroup makes a command that only holds subcommands reject an unknown
+// subcommand with argparse's wording and a did-you-mean hint (cobra's own
+// suggestions use a different distance than NeMo Gym's difflib).
+func makeGroup(cmd *cobra.Command) {
+	cmd.Args = func(c *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return nil
+		}
+		var names []string
+		for _, sub := range c.Commands() {
+			if sub.IsAvailableCommand() {
+				names = append(names, sub.Name())
+			}
+		}
+		sort.Strings(names)
+		return usageErrorf("%s: invalid choice: '%s' (choose from %s)%s",
+			c.CommandPath(), args[0], "'"+strings.Join(names, "', '")+"'", resolve.DidYouMean(args[0], names))
+	}
+	cmd.RunE = func(c *cobra.Command, _ []string) error { return c.Help() }
+	cmd.DisableSuggestions = true
+}
+
+// flagError turns pflag's "unknown flag" into argparse's wording with a
+// did-you-mean over the command's own flags.
+func flagError(cmd *cobra.Command, err error) error {
+	msg := err.Error()
+	var bad string
+	switch {
+	case strings.HasPrefix(msg, "unknown flag: "):
+		bad = strings.TrimPrefix(msg, "unknown flag: ")
+	case strings.HasPrefix(msg, "unknown shorthand flag: "):
+		if i := strings.LastIndex(msg, " in "); i >= 0 {
+			bad = msg[i+len(" in "):]
+		}
+	default:
+		return usageErrorf("%s: %s (see '%s --help')", cmd.CommandPath(), msg, cmd.CommandPath())
+	}
+	name, _, _ := strings.Cut(bad, "=")
+	var known []string
+	cmd.Flags().VisitAll(func(fl *pflag.Flag) { known = append(known, "--"+fl.Name) })
+	cmd.InheritedFlags().VisitAll(func(fl *pflag.Flag) { known = append(known, "--"+fl.Name) })
+	return usageErrorf("%s: unrecognized arguments: %s%s (see '%s --help')",
+		cmd.CommandPath(), bad, resolve.DidYouMean(name, known), cmd.CommandPath())
+}

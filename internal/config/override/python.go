@@ -1,0 +1,192 @@
+package override
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/nemo-gym-go/gym/internal/config/tree"
+)
+
+// Hydra builds its messages with Python's str() and repr(); these
+// reproduce them for the values an override can hold.
+
+// pyQuote is Python's repr() of a str.
+func pyQuote(s string) string {
+	q := byte('\'')
+	if strings.IndexByte(s, '\'') >= 0 && strings.IndexByte(s, '"') < 0 {
+		q = '"'
+	}
+	var b strings.Builder
+	b.WriteByte(q)
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			b.WriteString(`\x` + hex(uint64(s[i]), 2))
+		case r == rune(q) || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x20 || r == 0x7f:
+			b.WriteString(`\x` + hex(uint64(r), 2))
+		case r < 0x80 || unicode.IsPrint(r):
+			b.WriteRune(r)
+		case r < 0x100:
+			b.WriteString(`\x` + hex(uint64(r), 2))
+		case r < 0x10000:
+			b.WriteString(`\u` + hex(uint64(r), 4))
+		default:
+			b.WriteString(`\U` + hex(uint64(r), 8))
+		}
+		i += n
+	}
+	b.WriteByte(q)
+	return b.String()
+}
+
+func hex(v uint64, width int) string {
+	h := strconv.FormatUint(v, 16)
+	return strings.Repeat("0", width-len(h)) + h
+}
+
+// pyStr is Python's str() of the value an override holds or finds.
+func pyStr(n *tree.Node) string {
+	if n.Kind == tree.String {
+		return n.Str
+	}
+	return pyRepr(n)
+}
+
+// pyRepr is Python's repr(), which containers use for their elements.
+func pyRepr(n *tree.Node) string {
+	switch n.Kind {
+	case tree.Null:
+		return "None"
+	case tree.Bool:
+		if n.Bool {
+			return "True"
+		}
+		return "False"
+	case tree.Int:
+		return strconv.FormatInt(n.Int, 10)
+	case tree.Float:
+		return tree.PythonFloatRepr(n.Float)
+	case tree.String:
+		return pyQuote(n.Str)
+	case tree.List:
+		parts := make([]string, len(n.Items))
+		for i, it := range n.Items {
+			parts[i] = pyRepr(it)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	}
+	parts := make([]string, len(n.Entries))
+	for i, e := range n.Entries {
+		k := pyQuote(e.Key)
+		if e.KeyKind != tree.String {
+			k = pyRepr(keyNode(e))
+		}
+		parts[i] = k + ": " + pyRepr(e.Value)
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// keyNode turns the canonical text of a key that is not a string back
+// into its value.
+func keyNode(e tree.Entry) *tree.Node {
+	switch e.KeyKind {
+	case tree.Int:
+		i, _ := strconv.ParseInt(e.Key, 10, 64)
+		return tree.NewInt(i)
+	case tree.Float:
+		return tree.NewFloat(parseFloatToken(e.Key))
+	case tree.Bool:
+		return tree.NewBool(e.Key == "true")
+	}
+	return tree.NewNull()
+}
+
+// pyEqual is Python's == between an override value and a config value:
+// numbers (bools included) compare by value, maps ignore key order.
+func pyEqual(a, b *tree.Node) bool {
+	if x, ok := number(a); ok {
+		y, ok := number(b)
+		return ok && x.equal(y)
+	}
+	if a.Kind != b.Kind {
+		return false
+	}
+	switch a.Kind {
+	case tree.String:
+		return a.Str == b.Str
+	case tree.List:
+		if len(a.Items) != len(b.Items) {
+			return false
+		}
+		for i := range a.Items {
+			if !pyEqual(a.Items[i], b.Items[i]) {
+				return false
+			}
+		}
+		return true
+	case tree.Map:
+		if len(a.Entries) != len(b.Entries) {
+			return false
+		}
+		for _, e := range a.Entries {
+			v := b.Get(e.Key)
+			if v == nil || !pyEqual(e.Value, v) {
+				return false
+			}
+		}
+		return true
+	}
+	return true // both null
+}
+
+// pyNumber is a Python int, bool or float for comparison.
+type pyNumber struct {
+	isFloat bool
+	i       int64
+	f       float64
+}
+
+func number(n *tree.Node) (pyNumber, bool) {
+	switch n.Kind {
+	case tree.Int:
+		return pyNumber{i: n.Int}, true
+	case tree.Bool:
+		if n.Bool {
+			return pyNumber{i: 1}, true
+		}
+		return pyNumber{}, true
+	case tree.Float:
+		return pyNumber{isFloat: true, f: n.Float}, true
+	}
+	return pyNumber{}, false
+}
+
+// equal compares exactly, as Python compares an int with a float.
+func (x pyNumber) equal(y pyNumber) bool {
+	switch {
+	case x.isFloat && y.isFloat:
+		return x.f == y.f
+	case x.isFloat:
+		return floatEqualsInt(x.f, y.i)
+	case y.isFloat:
+		return floatEqualsInt(y.f, x.i)
+	}
+	return x.i == y.i
+}
+
+func floatEqualsInt(f float64, i int64) bool {
+	return f == math.Trunc(f) && f >= -(1<<63) && f < 1<<63 && int64(f) == i
+}

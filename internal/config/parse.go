@@ -1,0 +1,335 @@
+package config
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/nemo-gym-go/gym/internal/config/override"
+	"github.com/nemo-gym-go/gym/internal/config/tree"
+	"github.com/nemo-gym-go/gym/internal/resolve"
+)
+
+// Env is everything outside the config files that loading depends on.
+// Commands fill it from the real process; tests fill it by hand.
+type Env struct {
+	LookupEnv func(string) (string, bool) // for ${oc.env:...}
+	Cwd       string                      // the parent's working directory; WORKING_DIR defaults hang off it
+	Home      string                      // for ~ in results_dir / cache_dir
+	Roots     *resolve.Roots
+	PortFree  func(port int) bool    // reports whether a TCP bind on all interfaces succeeds
+	RandInt   func(n int64) int64    // uniform in [0, n)
+	MachineIP func() (string, error) // for use_absolute_ip
+	Now       func() time.Time       // for ${now:...}
+	Warnings  io.Writer              // notices and warnings (never stdout: output must stay parseable)
+}
+
+// Request says what to load.
+type Request struct {
+	// Overrides are Hydra override tokens, flags already translated.
+	Overrides []string
+	// Seed is a programmatic layer merged below the overrides (NeMo Gym's
+	// initial_global_config_dict), such as the dummy policy model.
+	Seed *tree.Node
+	// Offline never probes sockets or the network: unset ports become -1.
+	Offline bool
+}
+
+// Result is a parsed global config.
+type Result struct {
+	// Config has directives applied and defaults filled; interpolations are
+	// still unresolved, which is what child processes receive.
+	Config        *tree.Node
+	Instances     []*Instance
+	AlmostServers []string
+	env           Env
+}
+
+// Load runs NeMo Gym's parse pipeline (spec/config.md §1).
+func Load(ctx context.Context, env Env, req Request) (*Result, error) {
+	env = env.withDefaults()
+	cli, err := override.ParseAll(req.Overrides)
+	if err != nil {
+		return nil, &Error{Class: ClassOverride, Msg: err.Error(), Err: err}
+	}
+	cliLayer := cli
+	if req.Seed != nil {
+		if cliLayer, err = mergeAll(req.Seed, cli); err != nil {
+			return nil, err
+		}
+	}
+	envYAML, err := loadEnvYAML(env.Roots)
+	if err != nil {
+		return nil, err
+	}
+	rootPaths, err := topConfigPaths(envYAML, cliLayer, env)
+	if err != nil {
+		return nil, err
+	}
+	files, discovered, err := expandConfigPaths(ctx, env.Roots, rootPaths, env.Warnings)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := mergeAll(append(files, envYAML, cliLayer)...)
+	if err != nil {
+		return nil, err
+	}
+	if len(discovered) > 0 {
+		list := tree.NewList()
+		for _, p := range discovered {
+			list.Items = append(list.Items, tree.NewString(p))
+		}
+		list.SetOrigin(originOf(cfg.Get("config_paths")))
+		cfg.Set("config_paths", list)
+	}
+	if err := applyDirectives(cfg); err != nil {
+		return nil, err
+	}
+	if err := checkMissing(cfg); err != nil {
+		return nil, err
+	}
+	res := &Result{Config: cfg, env: env}
+	r := newResolver(cfg, env)
+	if err := foldDummyModel(cfg); err != nil {
+		return nil, err
+	}
+	for _, e := range cfg.Entries {
+		if _, err := r.value(e.Value, Path{{Key: e.Key}}); err != nil {
+			return nil, err
+		}
+	}
+	if err := res.findServers(r); err != nil {
+		return nil, err
+	}
+	if err := res.fillDefaults(r, req.Offline); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func (env Env) withDefaults() Env {
+	if env.LookupEnv == nil {
+		env.LookupEnv = os.LookupEnv
+	}
+	if env.Home == "" {
+		env.Home = userHome()
+	}
+	if env.Warnings == nil {
+		env.Warnings = io.Discard
+	}
+	if env.Now == nil {
+		env.Now = time.Now
+	}
+	if env.PortFree == nil {
+		env.PortFree = portFree
+	}
+	if env.MachineIP == nil {
+		env.MachineIP = machineIP
+	}
+	return env
+}
+
+// portFree binds and releases a TCP port on all interfaces, as upstream checks.
+func portFree(port int) bool {
+	l, err := net.Listen("tcp", fmt.Sprintf(":%d", port))
+	if err != nil {
+		return false
+	}
+	l.Close()
+	return true
+}
+
+// machineIP is Python's gethostbyname(gethostname()): the first IPv4 address
+// the host name resolves to.
+func machineIP() (string, error) {
+	host, err := os.Hostname()
+	if err != nil {
+		return "", err
+	}
+	addrs, err := net.LookupIP(host)
+	if err != nil {
+		return "", fmt.Errorf("use_absolute_ip: cannot resolve host name %q: %w", host, err)
+	}
+	for _, a := range addrs {
+		if v4 := a.To4(); v4 != nil {
+			return v4.String(), nil
+		}
+	}
+	return "", fmt.Errorf("use_absolute_ip: host name %q has no IPv4 address", host)
+}
+
+// topConfigPaths reads config_paths from env.yaml under the CLI layer,
+// resolving interpolation so `+config_paths=${my_config_paths}` works.
+func topConfigPaths(envYAML, cliLayer *tree.Node, env Env) ([]string, error) {
+	tmp, err := mergeAll(envYAML, cliLayer)
+	if err != nil {
+		return nil, err
+	}
+	raw := tmp.Get("config_paths")
+	if raw == nil {
+		return nil, nil
+	}
+	v, err := newResolver(tmp, env).full(raw, Path{{Key: "config_paths"}})
+	if err != nil {
+		return nil, err
+	}
+	return configPathList(v, raw.Origin, "")
+}
+
+// configPathList checks a config_paths value is a list of strings. Null and
+// empty give no paths.
+func configPathList(v *tree.Node, where tree.Origin, file string) ([]string, error) {
+	if v.Kind == tree.Null {
+		return nil, nil
+	}
+	bad := v.Kind != tree.List
+	var out []string
+	if !bad {
+		for _, it := range v.Items {
+			if it.Kind != tree.String {
+				bad = true
+				break
+			}
+			out = append(out, it.Str)
+		}
+	}
+	if bad {
+		in := ""
+		if file != "" {
+			in = " in " + file
+		}
+		return nil, errorf(ClassMalformedConfigPaths, where,
+			"'config_paths'%s must be a list of paths. Got: %s. Pass config files with --config <path> (repeatable) or +config_paths=[a.yaml,b.yaml]",
+			in, v.GoString())
+	}
+	return out, nil
+}
+
+func (r *Result) findServers(rv *resolver) error {
+	cfg := r.Config
+	var problems []string
+	for _, e := range cfg.Entries {
+		if IsReserved(e.Key) {
+			continue
+		}
+		inst, errs, looks, err := classify(e.Key, e.Value, rv.value)
+		if err != nil {
+			return err
+		}
+		if inst != nil {
+			r.Instances = append(r.Instances, inst)
+			continue
+		}
+		if looks && len(errs) > 0 {
+			r.AlmostServers = append(r.AlmostServers, e.Key)
+			var b strings.Builder
+			fmt.Fprintf(&b, "Almost-Server Detected: '%s'", e.Key)
+			if o := e.Value.Origin.String(); o != "" {
+				fmt.Fprintf(&b, " (%s)", o)
+			}
+			b.WriteString("\nThis server configuration failed validation:\n")
+			for _, fe := range errs {
+				b.WriteString("  - " + fe.String() + "\n")
+			}
+			b.WriteString("This server will NOT be started.\n")
+			problems = append(problems, b.String())
+		}
+	}
+	if len(problems) > 0 {
+		fmt.Fprintf(r.env.Warnings, "Configuration Warnings: Almost-Servers Detected\n\n%s\n", strings.Join(problems, "\n"))
+		flag := cfg.Get("error_on_almost_servers")
+		strict := true
+		if flag != nil {
+			v, err := rv.value(flag, Path{{Key: "error_on_almost_servers"}})
+			if err != nil {
+				return err
+			}
+			strict = truthy(v)
+		}
+		if strict {
+			return &Error{Class: ClassAlmostServer, Msg: fmt.Sprintf(
+				"Found %d almost-server(s) with validation errors (%s). Fix the issues above or set error_on_almost_servers=false to bypass this error.\n\n%s",
+				len(problems), strings.Join(r.AlmostServers, ", "), strings.Join(problems, "\n"))}
+		}
+	}
+	return r.checkRefs(rv)
+}
+
+// checkRefs verifies every server reference ({type, name} as a direct field
+// of an instance's config) names a valid instance of that type.
+func (r *Result) checkRefs(rv *resolver) error {
+	byType := map[string][]string{}
+	exists := map[[2]string]bool{}
+	for _, in := range r.Instances {
+		byType[in.Type] = append(byType[in.Type], in.Name)
+		exists[[2]string{in.Type, in.Name}] = true
+	}
+	for _, in := range r.Instances {
+		for _, f := range in.Config.Entries {
+			typ, name, ok := serverRef(f.Value)
+			if !ok || exists[[2]string{typ, name}] {
+				continue
+			}
+			return errorf(ClassServerRefNotFound, f.Value.Origin,
+				"In server instance '%s', field '%s' references %s/'%s', which is not defined in the merged config.\n%s",
+				in.Name, f.Key, typ, name, refHint(name, typ, byType[typ], resolve.CloseMatches))
+		}
+	}
+	return nil
+}
+
+func serverRef(n *tree.Node) (typ, name string, ok bool) {
+	if n.Kind != tree.Map {
+		return "", "", false
+	}
+	t, nm := n.Get("type"), n.Get("name")
+	if t == nil || nm == nil || t.Kind != tree.String || !isServerType(t.Str) || nm.Kind != tree.String {
+		return "", "", false
+	}
+	return t.Str, nm.Str, true
+}
+
+// foldDummyModel replaces the seeded dummy policy model with a real one when
+// a config supplies it: the dummy is merged under the first real
+// implementation, so the real config wins.
+func foldDummyModel(cfg *tree.Node) error {
+	for _, e := range cfg.Entries {
+		models := e.Value.Get(ModelsType)
+		if models == nil || models.Kind != tree.Map || !models.Has("dummy_model") {
+			continue
+		}
+		if e.Value.Len() <= 1 && models.Len() <= 1 {
+			continue
+		}
+		dummy := models.Get("dummy_model")
+		models.Delete("dummy_model")
+		if models.Len() == 0 {
+			return errorf(ClassConfig, e.Value.Origin,
+				"'%s' holds the placeholder dummy_model next to other keys but no real model implementation; give it one under %s", e.Key, ModelsType)
+		}
+		first := &models.Entries[0]
+		merged, err := merge(dummy, first.Value, Path{{Key: e.Key}, {Key: ModelsType}, {Key: first.Key}})
+		if err != nil {
+			return err
+		}
+		first.Value = merged
+	}
+	return nil
+}
+
+// Resolved returns a copy of the config with every interpolation resolved,
+// as `gym env resolve` prints it. With hideSecrets, secret-like values are
+// masked first, so values that interpolate them print masked too.
+func (r *Result) Resolved(hideSecrets bool) (*tree.Node, error) {
+	cfg := r.Config.Clone()
+	if hideSecrets {
+		maskSecrets(cfg)
+	}
+	rv := newResolver(cfg, r.env)
+	rv.memo = map[string]*tree.Node{}
+	return rv.full(cfg, nil)
+}

@@ -1,0 +1,211 @@
+// Package pyyaml reads and writes YAML the way NeMo Gym does: loading with
+// PyYAML's SafeLoader as OmegaConf customises it (YAML 1.1 scalars, no
+// timestamps, duplicate keys rejected) and dumping byte for byte as
+// OmegaConf.to_yaml, which is PyYAML's emitter behind OmegaConf's string
+// representer.
+//
+// yaml.v3 only tokenises and parses; every YAML 1.1 decision (which plain
+// scalars are numbers, merge keys, key equality) is made here, because
+// yaml.v3 resolves scalars by YAML 1.2 rules.
+package pyyaml
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/nemo-gym-go/gym/internal/config/tree"
+	"go.yaml.in/yaml/v3"
+)
+
+// Load parses one YAML document into a tree. file names the source in
+// origins and errors. An empty document (or a bare null) is an empty map,
+// as OmegaConf.load makes it; otherwise the top level may be of any kind.
+func Load(data []byte, file string) (root *tree.Node, err error) {
+	doc, err := parseSingle(data, file)
+	if err != nil {
+		return nil, err
+	}
+	if doc == nil {
+		return emptyMap(file), nil
+	}
+	c := &composer{file: file, nodes: map[*yaml.Node]*pnode{}, anchors: map[string]*pnode{}}
+	p, err := c.compose(doc)
+	if err != nil {
+		return nil, err
+	}
+	b := &builder{file: file, budget: aliasBudgetBase + aliasBudgetPerNode*c.count}
+	root, err = b.construct(p)
+	if err == nil {
+		err = b.checkDeferred(root)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if root.Kind == tree.Null {
+		return emptyMap(file), nil
+	}
+	return root, nil
+}
+
+func emptyMap(file string) *tree.Node {
+	n := tree.NewMap()
+	n.Origin = tree.Origin{Kind: tree.FromFile, File: file}
+	return n
+}
+
+// parseSingle returns the content node of the only document in data, or nil
+// when there is none. PyYAML's yaml.load refuses a second document.
+func parseSingle(data []byte, file string) (content *yaml.Node, err error) {
+	defer func() {
+		// yaml.v3 reports some states it considers impossible by panicking;
+		// a config loader must fail cleanly on any input instead.
+		if r := recover(); r != nil {
+			content, err = nil, &SyntaxError{File: file, Problem: fmt.Sprint("YAML parser failed: ", r)}
+		}
+	}()
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, nil
+		}
+		return nil, fromV3Error(file, err)
+	}
+	var next yaml.Node
+	switch err := dec.Decode(&next); {
+	case errors.Is(err, io.EOF):
+	case err != nil:
+		return nil, fromV3Error(file, err)
+	default:
+		return nil, &SyntaxError{File: file, Line: next.Line, Column: next.Column,
+			Problem: "expected a single document in the stream, but found another document"}
+	}
+	if len(doc.Content) == 0 {
+		return nil, nil
+	}
+	return doc.Content[0], nil
+}
+
+type pkind uint8
+
+const (
+	scalarNode pkind = iota
+	sequenceNode
+	mappingNode
+)
+
+func (k pkind) String() string {
+	switch k {
+	case sequenceNode:
+		return "sequence"
+	case mappingNode:
+		return "mapping"
+	}
+	return "scalar"
+}
+
+// pnode is PyYAML's representation graph: an alias is the very node it
+// names, and each node carries its resolved tag. Construction mutates it
+// the way PyYAML's flatten_mapping does.
+type pnode struct {
+	kind      pkind
+	tag       string
+	value     string
+	items     []*pnode
+	pairs     []pair
+	anchor    string
+	line, col int
+
+	built     *tree.Node // first construction of an anchored node, cloned for later aliases
+	builtSize int
+	busy      bool // being constructed: meeting it again is a cycle
+}
+
+type pair struct{ key, value *pnode }
+
+type composer struct {
+	file    string
+	nodes   map[*yaml.Node]*pnode
+	anchors map[string]*pnode
+	count   int
+}
+
+func (c *composer) errAt(n *yaml.Node, format string, args ...any) error {
+	return &SyntaxError{File: c.file, Line: n.Line, Column: n.Column, Problem: fmt.Sprintf(format, args...)}
+}
+
+func (c *composer) compose(n *yaml.Node) (*pnode, error) {
+	if n.Kind == yaml.AliasNode {
+		if target := c.nodes[n.Alias]; target != nil {
+			return target, nil
+		}
+		return nil, c.errAt(n, "found undefined alias '%s'", n.Value)
+	}
+	p := &pnode{line: n.Line, col: n.Column, anchor: n.Anchor}
+	c.count++
+	if n.Anchor != "" {
+		if first, ok := c.anchors[n.Anchor]; ok {
+			return nil, c.errAt(n, "found duplicate anchor '%s' (first occurrence at line %d, column %d)", n.Anchor, first.line, first.col)
+		}
+		c.anchors[n.Anchor] = p
+	}
+	// Registered before the children so that an alias inside its own anchor
+	// finds it, as in PyYAML; the builder rejects the cycle.
+	c.nodes[n] = p
+	explicit := n.Style&yaml.TaggedStyle != 0
+	switch n.Kind {
+	case yaml.ScalarNode:
+		p.kind, p.value = scalarNode, n.Value
+		switch {
+		case explicit:
+			p.tag = longTag(n.Tag)
+		case n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) != 0:
+			p.tag = tagStr
+		default:
+			p.tag = resolvePlain(n.Value)
+		}
+	case yaml.SequenceNode:
+		p.kind, p.tag = sequenceNode, tagSeq
+		if explicit {
+			p.tag = longTag(n.Tag)
+		}
+		p.items = make([]*pnode, len(n.Content))
+		for i, child := range n.Content {
+			item, err := c.compose(child)
+			if err != nil {
+				return nil, err
+			}
+			p.items[i] = item
+		}
+	case yaml.MappingNode:
+		p.kind, p.tag = mappingNode, tagMap
+		if explicit {
+			p.tag = longTag(n.Tag)
+		}
+		p.pairs = make([]pair, 0, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, err := c.compose(n.Content[i])
+			if err != nil {
+				return nil, err
+			}
+			v, err := c.compose(n.Content[i+1])
+			if err != nil {
+				return nil, err
+			}
+			p.pairs = append(p.pairs, pair{k, v})
+		}
+	default:
+		return nil, c.errAt(n, "unexpected YAML node kind %d", n.Kind)
+	}
+	return p, nil
+}
+
+func longTag(tag string) string {
+	if rest, ok := strings.CutPrefix(tag, "!!"); ok {
+		return tagPrefix + rest
+	}
+	return tag
+}
