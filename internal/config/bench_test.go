@@ -95,13 +95,14 @@ env_%03d_simple_agent:
 func BenchmarkResolveBenchmarkConfig(b *testing.B) {
 	dir := b.TempDir()
 	writeGymTree(b, dir)
+	next := int64(0)
 	env := Env{
 		LookupEnv: func(string) (string, bool) { return "", false },
 		Cwd:       dir,
 		Home:      dir,
 		Roots:     resolve.NewRoots("", dir, dir),
 		PortFree:  func(int) bool { return true },
-		RandInt:   func(n int64) int64 { return n / 2 },
+		RandInt:   func(n int64) int64 { next++; return next % n },
 	}
 	req := Request{Overrides: []string{
 		"+config_paths=[" + dir + "/benchmarks/bench_042/config.yaml]",

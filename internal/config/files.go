@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"strings"
@@ -54,7 +53,8 @@ type includeNode struct {
 // post-order, so a file beats everything it includes and a later sibling
 // beats an earlier one with its whole subtree. discovered is the
 // breadth-first list that becomes the final config_paths.
-func expandConfigPaths(ctx context.Context, roots *resolve.Roots, entries []string, warn io.Writer) (files []*tree.Node, discovered []string, err error) {
+func expandConfigPaths(ctx context.Context, env Env, entries []string) (files []*tree.Node, discovered []string, err error) {
+	roots := env.Roots
 	nodes := make([]includeNode, 0, len(entries))
 	seen := make(map[string]bool, len(entries))
 	for _, e := range entries {
@@ -76,7 +76,7 @@ func expandConfigPaths(ctx context.Context, roots *resolve.Roots, entries []stri
 			return nil, nil, err
 		}
 		nodes[i].tree = t
-		own, err := ownConfigPaths(t, path)
+		own, err := ownConfigPaths(t, path, env)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -91,7 +91,7 @@ func expandConfigPaths(ctx context.Context, roots *resolve.Roots, entries []stri
 		}
 	}
 	if len(duplicates) > 0 {
-		fmt.Fprintf(warn, "Found configs that reference the same source config path; each is loaded once:\n  - %s\n",
+		fmt.Fprintf(env.Warnings, "Found configs that reference the same source config path; each is loaded once:\n  - %s\n",
 			strings.Join(duplicates, "\n  - "))
 	}
 	var visit func(i int)
@@ -114,12 +114,12 @@ func expandConfigPaths(ctx context.Context, roots *resolve.Roots, entries []stri
 // ownConfigPaths reads a file's own config_paths, resolving interpolation
 // against that file alone, as upstream does. Unlike upstream, a value that
 // is not a list of strings is an error rather than iterated by character.
-func ownConfigPaths(t *tree.Node, file string) ([]string, error) {
+func ownConfigPaths(t *tree.Node, file string, env Env) ([]string, error) {
 	raw := t.Get("config_paths")
 	if raw == nil {
 		return nil, nil
 	}
-	v, err := newResolver(t, Env{}.withDefaults()).full(raw, Path{{Key: "config_paths"}})
+	v, err := newResolver(t, env).full(raw, Path{{Key: "config_paths"}})
 	if err != nil {
 		return nil, err
 	}

@@ -54,7 +54,7 @@ func Load(ctx context.Context, env Env, req Request) (*Result, error) {
 	env = env.withDefaults()
 	cli, err := override.ParseAll(req.Overrides)
 	if err != nil {
-		return nil, &Error{Class: ClassOverride, Msg: err.Error(), Err: err}
+		return nil, redactOverrideError(err)
 	}
 	cliLayer := cli
 	if req.Seed != nil {
@@ -70,7 +70,7 @@ func Load(ctx context.Context, env Env, req Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	files, discovered, err := expandConfigPaths(ctx, env.Roots, rootPaths, env.Warnings)
+	files, discovered, err := expandConfigPaths(ctx, env, rootPaths)
 	if err != nil {
 		return nil, err
 	}
@@ -328,6 +328,7 @@ func (r *Result) Resolved(hideSecrets bool) (*tree.Node, error) {
 	cfg := r.Config.Clone()
 	if hideSecrets {
 		maskSecrets(cfg)
+		redactOrigins(cfg, map[string]string{})
 	}
 	rv := newResolver(cfg, r.env)
 	rv.memo = map[string]*tree.Node{}

@@ -1,8 +1,10 @@
 package config
 
 import (
+	"errors"
 	"strings"
 
+	"github.com/nemo-gym-go/gym/internal/config/override"
 	"github.com/nemo-gym-go/gym/internal/config/tree"
 )
 
@@ -54,4 +56,83 @@ func masked(n *tree.Node) *tree.Node {
 	m := tree.NewString(secretMask)
 	m.Origin = n.Origin
 	return m
+}
+
+// redactToken hides the value of an override token that sets a secret (or a
+// map holding one), so --show-origin and error messages never print a key.
+// A token that does not parse is judged by its whole text, erring on the
+// side of hiding.
+func redactToken(token string) string {
+	key, value, hasValue := strings.Cut(token, "=")
+	if !hasValue || value == "" {
+		return token
+	}
+	secret := IsSecretKey(token)
+	if ov, err := override.Parse(token); err == nil {
+		secret = holdsSecret(ov.Value)
+		for _, p := range ov.Path {
+			secret = secret || IsSecretKey(p)
+		}
+	}
+	if secret {
+		return key + "=" + secretMask
+	}
+	return token
+}
+
+func holdsSecret(n *tree.Node) bool {
+	if n == nil {
+		return false
+	}
+	for _, e := range n.Entries {
+		if IsSecretKey(e.Key) || holdsSecret(e.Value) {
+			return true
+		}
+	}
+	for _, it := range n.Items {
+		if holdsSecret(it) {
+			return true
+		}
+	}
+	return false
+}
+
+// redactOrigins rewrites every command-line origin below n with its secret
+// values hidden.
+func redactOrigins(n *tree.Node, seen map[string]string) {
+	if n.Origin.Kind == tree.FromCLI {
+		r, ok := seen[n.Origin.Token]
+		if !ok {
+			r = redactToken(n.Origin.Token)
+			seen[n.Origin.Token] = r
+		}
+		n.Origin.Token = r
+	}
+	for _, e := range n.Entries {
+		redactOrigins(e.Value, seen)
+	}
+	for _, it := range n.Items {
+		redactOrigins(it, seen)
+	}
+}
+
+// redactOverrideError hides a secret override's value in the error it caused.
+func redactOverrideError(err error) error {
+	var token string
+	var parseErr *override.ParseError
+	var applyErr *override.ApplyError
+	switch {
+	case errors.As(err, &parseErr):
+		token = parseErr.Token
+	case errors.As(err, &applyErr):
+		token = applyErr.Token
+	default:
+		return &Error{Class: ClassOverride, Msg: err.Error(), Err: err}
+	}
+	msg := err.Error()
+	if red := redactToken(token); red != token {
+		_, value, _ := strings.Cut(token, "=")
+		msg = strings.ReplaceAll(strings.ReplaceAll(msg, token, red), value, secretMask)
+	}
+	return &Error{Class: ClassOverride, Msg: msg}
 }
