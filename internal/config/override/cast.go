@@ -73,13 +73,11 @@ func (p *parser) evalFunc(f *ast) (*tree.Node, *sweep, *ParseError) {
 		return nil, nil, p.evalError(f, &pyError{"TypeError", "got an unexpected keyword argument '" + unexpected + "'"})
 	}
 	// Hydra's _normalize_cast_value treats value=null as no value at all.
-	if value != nil && value.Kind == tree.Null && valueSweep == nil {
-		value = nil
-	}
+	hasValue := valueSweep != nil || value != nil && value.Kind != tree.Null
 	switch {
-	case value != nil && len(args) > 0:
+	case hasValue && len(args) > 0:
 		return nil, nil, p.evalError(f, &pyError{"TypeError", "cannot use both position and named arguments"})
-	case value == nil && len(args) == 0:
+	case !hasValue && len(args) == 0:
 		return nil, nil, p.evalError(f, &pyError{"TypeError", "No positional args or value specified"})
 	case len(args) > 1:
 		// Several values make a simple choice sweep of casts.

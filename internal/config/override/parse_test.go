@@ -559,6 +559,7 @@ func TestParseSweeps(t *testing.T) {
 		{"+k=glob(*)", multirun("+k=glob(*)"), 4},
 		{"+k=tag(log,interval(0,1))", multirun("+k=tag(log,interval(0,1))"), 4},
 		{"+k=str(choice(1,2))", multirun("+k=str(choice(1,2))"), 4},
+		{"+k=int(value=range(3))", multirun("+k=int(value=range(3))"), 4},
 		{"+k=sort([3,1,2])", "sort() is not supported: it reorders Hydra sweeps, and gym has no --multirun", 4},
 		{"+k=shuffle(a,b,c)", "shuffle() is not supported: it reorders Hydra sweeps, and gym has no --multirun", 4},
 		{"+k=[1,choice(a,b)]", "'choice(a,b)' is a sweep, which cannot be a list or dict element (and gym does not support sweeps)", 7},
@@ -787,6 +788,7 @@ var typicalTokens = []string{
 	"+d={a:10,b:{c:[1,2,3]},e:'x,y'}",
 }
 
+// BenchmarkParse parses every typical token once per iteration.
 func BenchmarkParse(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
@@ -796,12 +798,20 @@ func BenchmarkParse(b *testing.B) {
 			}
 		}
 	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(typicalTokens)), "ns/token")
 }
 
+// BenchmarkParseAll builds a CLI layer from the typical tokens that add.
 func BenchmarkParseAll(b *testing.B) {
+	var adds []string
+	for _, tok := range typicalTokens {
+		if strings.HasPrefix(tok, "+") {
+			adds = append(adds, tok)
+		}
+	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := ParseAll(typicalTokens[:12]); err != nil {
+		if _, err := ParseAll(adds); err != nil {
 			b.Fatal(err)
 		}
 	}
