@@ -113,8 +113,10 @@ type Element struct {
 	Interp *Interp    // ElemInterp
 	Parts  []Part     // ElemString
 	Items  []*Element // ElemList
-	// Entries are the dict's pairs as written. Keys equal in Python (1 and
-	// 1.0) make one key: the first one written, with the last value.
+	// Entries are the dict's pairs as written. Keys equal in Python (1,
+	// 1.0 and true) make one key, the first written, holding the last value;
+	// so do keys with the same text (1 and the string "1"), which a
+	// tree.Node map cannot tell apart.
 	Entries []DictEntry
 	slots   []int // per entry, the index of its distinct key
 }

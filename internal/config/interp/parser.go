@@ -71,6 +71,9 @@ func (p *parser) unexpected(t token, want string) error {
 	if t.kind == tEOF {
 		return p.fail(t, "expected %s, found end of input", want)
 	}
+	if name := tokNames[t.kind]; strings.HasPrefix(name, "'") {
+		return p.fail(t, "expected %s, found %s", want, name)
+	}
 	return p.fail(t, "expected %s, found %s %q", want, tokNames[t.kind], p.tokText(t))
 }
 
@@ -209,11 +212,11 @@ func (p *parser) interpolation() (*Interp, error) {
 		case len(keys) > 0:
 			return nil, p.unexpected(t, "'.', '[', ':' or '}'")
 		}
-		k, name, err := p.configKey()
+		k, id, err := p.configKey()
 		if err != nil {
 			return nil, err
 		}
-		callable = callable && name
+		callable = callable && id
 		keys = append(keys, k)
 	}
 }
@@ -386,17 +389,18 @@ func (p *parser) dict() (*Element, error) {
 			return nil, err
 		}
 		e.Entries = append(e.Entries, DictEntry{Key: keyText(key), KeyKind: key.Kind, Value: v})
-		e.slots = append(e.slots, len(keys))
+		slot := len(keys)
 		for j, k := range keys {
 			// tree keys are text, so "1" and 1 must share a slot too.
 			if pyKeyEqual(k, key) || keyText(k) == keyText(key) {
-				e.slots[len(e.slots)-1] = j
+				slot = j
 				break
 			}
 		}
-		if e.slots[len(e.slots)-1] == len(keys) {
+		if slot == len(keys) {
 			keys = append(keys, key)
 		}
+		e.slots = append(e.slots, slot)
 		if p.peekKind(0) != tComma {
 			return e, p.expect(tBraceClose, "',' or '}'")
 		}
@@ -512,10 +516,6 @@ func (p *parser) primitive() (*Element, error) {
 	switch {
 	case single && len(parts) == 1 && parts[0].Interp != nil:
 		return &Element{Kind: ElemInterp, Interp: parts[0].Interp}, nil
-	case single && p.toks[start].kind == tWS:
-		// OmegaConf's visitor asserts this cannot happen; it can, through
-		// oc.decode of a blank string, and fails there.
-		return nil, p.fail(p.toks[start], "a value cannot be only whitespace")
 	case single:
 		v, err := p.typed(p.toks[start])
 		return &Element{Kind: ElemValue, Value: v}, err
@@ -545,6 +545,8 @@ func (p *parser) typed(t token) (*tree.Node, error) {
 		}
 		return tree.NewFloat(f), nil
 	case tWS:
+		// OmegaConf's visitor asserts this cannot happen; it can, through
+		// oc.decode of a blank string, and fails there.
 		return nil, p.fail(t, "a value cannot be only whitespace")
 	}
 	return tree.NewString(p.unescapedTok(t)), nil

@@ -48,6 +48,12 @@ func KeyRef(key string) Ref {
 	ref := Ref{Key: key, Dots: len(key) - len(rest)}
 	if rest != "" {
 		ref.Path = splitKey(rest)
+		if len(ref.Path) == 0 {
+			// A key such as "[" splits to nothing, and OmegaConf then fails
+			// (IndexError); a key no config has keeps it from meaning the
+			// anchor node.
+			ref.Path = []string{""}
+		}
 	}
 	return ref
 }
