@@ -1,6 +1,7 @@
 package pyyaml
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -297,4 +298,42 @@ func (g *yamlGen) mapping(indent, depth int) {
 			g.b.WriteString(pad + "# a comment\n")
 		}
 	}
+}
+
+func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)) }
+
+// firstDiff describes where a and b first differ, for failure messages.
+func firstDiff(a, b *tree.Node, path string) string {
+	if a.Kind != b.Kind {
+		return fmt.Sprintf("%s: %#v vs %#v", path, a, b)
+	}
+	switch a.Kind {
+	case tree.Map:
+		for i := range min(len(a.Entries), len(b.Entries)) {
+			ea, eb := a.Entries[i], b.Entries[i]
+			if ea.Key != eb.Key || ea.KeyKind != eb.KeyKind {
+				return fmt.Sprintf("%s: key %q (%v) vs %q (%v)", path, ea.Key, ea.KeyKind, eb.Key, eb.KeyKind)
+			}
+			if d := firstDiff(ea.Value, eb.Value, path+"/"+strconv.Quote(ea.Key)); d != "" {
+				return d
+			}
+		}
+		if len(a.Entries) != len(b.Entries) {
+			return fmt.Sprintf("%s: %d vs %d entries", path, len(a.Entries), len(b.Entries))
+		}
+	case tree.List:
+		for i := range min(len(a.Items), len(b.Items)) {
+			if d := firstDiff(a.Items[i], b.Items[i], path+"/"+strconv.Itoa(i)); d != "" {
+				return d
+			}
+		}
+		if len(a.Items) != len(b.Items) {
+			return fmt.Sprintf("%s: %d vs %d items", path, len(a.Items), len(b.Items))
+		}
+	default:
+		if !sameTree(a, b) {
+			return fmt.Sprintf("%s: %#v vs %#v", path, a, b)
+		}
+	}
+	return ""
 }

@@ -6,7 +6,13 @@
 //
 // yaml.v3 only tokenises and parses; every YAML 1.1 decision (which plain
 // scalars are numbers, merge keys, key equality) is made here, because
-// yaml.v3 resolves scalars by YAML 1.2 rules.
+// yaml.v3 resolves scalars by YAML 1.2 rules. Where yaml.v3's parser is more
+// lenient than PyYAML's scanner, checkSource closes the gap for tabs, the
+// `\'` escape and block scalar headers. Known remaining differences, all
+// rare in configs: yaml.v3 rejects the escape `\/` and compact flow entries
+// such as `{a:[1]}`, reads `{a:, b}` with a key "a:", treats `! "1"` as a
+// string where PyYAML resolves it, and reports syntax errors with its own
+// wording and without a column.
 package pyyaml
 
 import (
@@ -25,6 +31,9 @@ import (
 // as OmegaConf.load makes it; otherwise the top level may be of any kind.
 func Load(data []byte, file string) (root *tree.Node, err error) {
 	doc, err := parseSingle(data, file)
+	if err == nil {
+		err = checkSource(data, doc, file)
+	}
 	if err != nil {
 		return nil, err
 	}

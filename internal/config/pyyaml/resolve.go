@@ -4,7 +4,6 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 )
 
 // YAML 1.1 tags in PyYAML's long form, which is also how PyYAML names them
@@ -44,23 +43,36 @@ var (
 )
 
 type resolver struct {
-	tag string
-	re  *regexp.Regexp
+	tag   string
+	re    *regexp.Regexp
+	first string // the first characters PyYAML registers the resolver for
 }
 
 // Resolver order matters only where PyYAML tries several for one first
 // character; these lists keep PyYAML's registration order.
 var (
-	loadResolvers = []resolver{
-		{tagBool, reBool}, {tagFloat, reFloatLoad}, {tagInt, reInt},
-		{tagMerge, reMerge}, {tagNull, reNull}, {tagValue, reValue},
-	}
-	dumpResolvers = []resolver{
-		{tagBool, reBool}, {tagFloat, reFloatDump}, {tagInt, reInt},
-		{tagMerge, reMerge}, {tagNull, reNull}, {tagTimestamp, reTimestamp},
-		{tagValue, reValue}, {tagYAML, reYAML},
-	}
+	loadResolvers = byFirst([]resolver{
+		{tagBool, reBool, "yYnNtTfFoO"}, {tagFloat, reFloatLoad, "-+0123456789."}, {tagInt, reInt, "-+0123456789"},
+		{tagMerge, reMerge, "<"}, {tagNull, reNull, "~nN"}, {tagValue, reValue, "="},
+	})
+	dumpResolvers = byFirst([]resolver{
+		{tagBool, reBool, "yYnNtTfFoO"}, {tagFloat, reFloatDump, "-+0123456789."}, {tagInt, reInt, "-+0123456789"},
+		{tagMerge, reMerge, "<"}, {tagNull, reNull, "~nN"}, {tagTimestamp, reTimestamp, "0123456789"},
+		{tagValue, reValue, "="}, {tagYAML, reYAML, "!&*"},
+	})
 )
+
+// byFirst indexes resolvers by first character, as PyYAML does, so most
+// strings are settled without running a pattern.
+func byFirst(rs []resolver) map[byte][]resolver {
+	m := map[byte][]resolver{}
+	for _, r := range rs {
+		for i := 0; i < len(r.first); i++ {
+			m[r.first[i]] = append(m[r.first[i]], r)
+		}
+	}
+	return m
+}
 
 // pyMatch is re.match with a pattern ending in `$`, which in Python also
 // matches just before a final newline.
@@ -68,8 +80,11 @@ func pyMatch(re *regexp.Regexp, s string) bool {
 	return re.MatchString(s) || (strings.HasSuffix(s, "\n") && re.MatchString(s[:len(s)-1]))
 }
 
-func resolveWith(rs []resolver, s string) string {
-	for _, r := range rs {
+func resolveWith(rs map[byte][]resolver, s string) string {
+	if s == "" {
+		return tagNull // the null resolver is the only one registered for ''
+	}
+	for _, r := range rs[s[0]] {
 		if pyMatch(r.re, s) {
 			return r.tag
 		}
@@ -103,6 +118,13 @@ func yamlIsBool(s string) bool {
 // digit becomes an ASCII digit, and any other non-ASCII character ends the
 // text with '?', which no number parse accepts.
 func pyNumericASCII(s string) string {
+	ascii := true
+	for i := 0; i < len(s) && ascii; i++ {
+		ascii = s[i] < 0x7f
+	}
+	if ascii {
+		return s
+	}
 	var b strings.Builder
 	for _, r := range s {
 		switch {
@@ -269,7 +291,3 @@ func stripPyUnderscores(s string) (string, bool) {
 func needsQuotes(s string) bool {
 	return yamlIsBool(s) || pyIsInt(s) || pyIsFloat(s)
 }
-
-// runeCount counts code points, which is what PyYAML's column arithmetic
-// counts.
-func runeCount(s string) int { return utf8.RuneCountInString(s) }
