@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/nemo-gym-go/gym/internal/config/interp"
 	"github.com/nemo-gym-go/gym/internal/config/tree"
 )
 
@@ -77,9 +78,9 @@ func normalizeDir(key string, v *tree.Node, cwd, home string) (string, error) {
 	if v == nil || v.Kind != tree.String || v.Str == "" {
 		got := "None"
 		if v != nil {
-			got = scalarText(v)
+			got = interp.PythonStr(v)
 			if v.Kind == tree.String {
-				got = pythonQuote(v.Str)
+				got = interp.PythonRepr(tree.NewString(v.Str))
 			}
 		}
 		return "", errorf(ClassConfig, originOf(v), "%s must be a non-empty path string, got %s. Set it with ++%s=/path/to/dir", key, got, key)
@@ -183,7 +184,7 @@ func (r *Result) fillDefaults(rv *resolver, offline bool) error {
 	} else if dh, err := top("default_host"); err != nil {
 		return err
 	} else if truthy(dh) {
-		host = scalarText(dh)
+		host = interp.PythonStr(dh)
 	}
 
 	headPort := int64(defaultHeadPort)
@@ -213,7 +214,7 @@ func (r *Result) fillDefaults(rv *resolver, offline bool) error {
 		}
 		i, ok := intValue(v)
 		if !ok || v.Kind == tree.Bool {
-			return errorf(ClassConfig, v.Origin, "%s must be an integer port number, got %s", bound.key, scalarText(v))
+			return errorf(ClassConfig, v.Origin, "%s must be an integer port number, got %s", bound.key, interp.PythonStr(v))
 		}
 		*bound.dst = i
 	}
@@ -285,7 +286,7 @@ func (r *Result) fillDefaults(rv *resolver, offline bool) error {
 	if v, err := top("allow_openai_version_skew"); err != nil {
 		return err
 	} else if v.Kind != tree.Bool {
-		return errorf(ClassConfig, v.Origin, "allow_openai_version_skew must be a boolean (true/false), got %s.", pythonRepr(v))
+		return errorf(ClassConfig, v.Origin, "allow_openai_version_skew must be a boolean (true/false), got %s.", interp.PythonRepr(v))
 	}
 	setDefault(cfg, "skip_venv_if_present", tree.NewBool(false))
 	setDefault(cfg, "dry_run", tree.NewBool(false))
@@ -324,12 +325,4 @@ func orNull(n *tree.Node) *tree.Node {
 		return tree.NewNull()
 	}
 	return n
-}
-
-// pythonRepr renders a scalar as Python's repr() would in upstream messages.
-func pythonRepr(n *tree.Node) string {
-	if n != nil && n.Kind == tree.String {
-		return pythonQuote(n.Str)
-	}
-	return scalarText(n)
 }

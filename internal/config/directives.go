@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/nemo-gym-go/gym/internal/config/interp"
 	"github.com/nemo-gym-go/gym/internal/config/tree"
 )
 
@@ -214,18 +215,9 @@ func descend(n *tree.Node, parts []string) (_ *tree.Node, missing bool) {
 func inheritNotFound(parts []string, where tree.Origin) *Error {
 	quoted := make([]string, len(parts))
 	for i, p := range parts {
-		quoted[i] = pythonQuote(p)
+		quoted[i] = interp.PythonRepr(tree.NewString(p))
 	}
 	return errorf(ClassInheritPathNotFound, where,
 		"Path specified does not exist in config: [%s]. Directive paths are dotted and absolute from the top of the config (e.g. ${inherit_from:test_resource}); check the spelling and that the source is defined in a loaded config",
 		strings.Join(quoted, ", "))
-}
-
-// pythonQuote renders s as Python's repr() does for a plain string, which is
-// how upstream messages show key lists.
-func pythonQuote(s string) string {
-	if strings.Contains(s, "'") && !strings.Contains(s, `"`) {
-		return `"` + s + `"`
-	}
-	return "'" + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), "'", `\'`) + "'"
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/nemo-gym-go/gym/internal/config/interp"
 	"github.com/nemo-gym-go/gym/internal/config/tree"
 )
 
@@ -203,7 +204,7 @@ func validateDataset(d *tree.Node, loc []string) []fieldError {
 	}
 	kinds := []string{"train", "validation", "example", "benchmark"}
 	if typ.Kind != tree.String || !contains(kinds, typ.Str) {
-		return []fieldError{{loc, fmt.Sprintf("Input tag %s found using 'type' does not match any of the expected tags: %s", pythonQuote(scalarText(typ)), quotedList(kinds))}}
+		return []fieldError{{loc, fmt.Sprintf("Input tag %s found using 'type' does not match any of the expected tags: %s", interp.PythonRepr(typ), quotedList(kinds))}}
 	}
 	var problems []fieldError
 	requireString := func(name string) {
@@ -219,7 +220,7 @@ func validateDataset(d *tree.Node, loc []string) []fieldError {
 	if n := d.Get("num_repeats"); n != nil {
 		if msg := laxInt(n); msg != "" {
 			problems = append(problems, fieldError{sub("num_repeats"), msg})
-		} else if i, _ := strconv.ParseInt(scalarText(n), 10, 64); n.Kind == tree.Int && n.Int < 1 || n.Kind == tree.String && i < 1 {
+		} else if i, _ := intValue(n); i < 1 {
 			problems = append(problems, fieldError{sub("num_repeats"), "Input should be greater than or equal to 1"})
 		}
 	}
@@ -228,7 +229,7 @@ func validateDataset(d *tree.Node, loc []string) []fieldError {
 		requireString("prepare_script")
 		return problems
 	}
-	name := scalarText(d.Get("name"))
+	name := interp.PythonStr(d.Get("name"))
 	switch lic := d.Get("license"); {
 	case lic == nil || lic.Kind == tree.Null:
 		if typ.Str == "train" || typ.Str == "validation" {
@@ -257,7 +258,7 @@ func validateSource(src *tree.Node, loc []string) []fieldError {
 	}
 	typ := src.Get("type")
 	if typ == nil || typ.Kind != tree.String || required[typ.Str] == nil {
-		return []fieldError{{loc, "Input tag " + pythonQuote(scalarText(typ)) + " found using 'type' does not match any of the expected tags: 'gitlab', 'huggingface'"}}
+		return []fieldError{{loc, "Input tag " + interp.PythonRepr(typ) + " found using 'type' does not match any of the expected tags: 'gitlab', 'huggingface'"}}
 	}
 	var problems []fieldError
 	for _, f := range required[typ.Str] {
@@ -266,28 +267,6 @@ func validateSource(src *tree.Node, loc []string) []fieldError {
 		}
 	}
 	return problems
-}
-
-func scalarText(n *tree.Node) string {
-	if n == nil {
-		return "None"
-	}
-	switch n.Kind {
-	case tree.String:
-		return n.Str
-	case tree.Int:
-		return strconv.FormatInt(n.Int, 10)
-	case tree.Bool:
-		if n.Bool {
-			return "True"
-		}
-		return "False"
-	case tree.Float:
-		return tree.PythonFloatRepr(n.Float)
-	case tree.Null:
-		return "None"
-	}
-	return n.Kind.String()
 }
 
 func contains(list []string, s string) bool {
@@ -302,7 +281,7 @@ func contains(list []string, s string) bool {
 func quotedList(list []string) string {
 	q := make([]string, len(list))
 	for i, s := range list {
-		q[i] = pythonQuote(s)
+		q[i] = interp.PythonRepr(tree.NewString(s))
 	}
 	return strings.Join(q, ", ")
 }
@@ -310,7 +289,7 @@ func quotedList(list []string) string {
 // oneOf renders pydantic's enum message tail: 'a', 'b' or 'c'.
 func oneOf(list []string) string {
 	q := quotedList(list[:len(list)-1])
-	return q + " or " + pythonQuote(list[len(list)-1])
+	return q + " or " + interp.PythonRepr(tree.NewString(list[len(list)-1]))
 }
 
 // refHint suggests the closest instance names of the referenced type.
