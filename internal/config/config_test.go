@@ -237,6 +237,15 @@ func TestLoadPipeline(t *testing.T) {
 			},
 		},
 		{
+			name:      "an earlier instance never gets a port a later one sets (errata L1)",
+			overrides: []string{"+port_range_low=12000", "+port_range_high=12001", "+a.responses_api_models.x.entrypoint=app.py", "+b.responses_api_models.x.entrypoint=app.py", "+b.responses_api_models.x.port=12000"},
+			check: func(t *testing.T, cfg *tree.Node) {
+				if got := dump(cfg.Get("disallowed_ports")); got != "- 11000\n- 12001\n- 12000\n" {
+					t.Errorf("disallowed_ports = %q", got)
+				}
+			},
+		},
+		{
 			name:      "no free port",
 			overrides: []string{"+port_range_low=11000", "+port_range_high=11000", "+m.responses_api_models.x.entrypoint=app.py"},
 			err:       "Unable to find an open port",

@@ -125,8 +125,11 @@ func originOf(n *tree.Node) tree.Origin {
 type portAllocator struct {
 	low, high  int64
 	disallowed []int64
-	free       func(port int) bool
-	randInt    func(n int64) int64
+	// explicit holds every port a later instance sets itself, so an earlier
+	// instance is never given it (NeMo Gym only learns of them in turn).
+	explicit map[int64]bool
+	free     func(port int) bool
+	randInt  func(n int64) int64
 }
 
 func (a *portAllocator) pick() (int64, error) {
@@ -144,6 +147,9 @@ func (a *portAllocator) pick() (int64, error) {
 }
 
 func (a *portAllocator) isDisallowed(p int64) bool {
+	if a.explicit[p] {
+		return true
+	}
 	for _, d := range a.disallowed {
 		if d == p {
 			return true
@@ -220,6 +226,17 @@ func (r *Result) fillDefaults(rv *resolver, offline bool) error {
 	}
 	if alloc.low > alloc.high {
 		return errorf(ClassConfig, cfg.Get("port_range_low").Origin, "port_range_low (%d) is above port_range_high (%d)", alloc.low, alloc.high)
+	}
+
+	alloc.explicit = map[int64]bool{}
+	for _, in := range r.Instances {
+		p, err := fieldValue(rv, in.Config, Path{{Key: in.Name}, {Key: in.Type}, {Key: in.Implementation}}, "port")
+		if err != nil {
+			return err
+		}
+		if port, ok := intValue(orNull(p)); ok && port != 0 {
+			alloc.explicit[port] = true
+		}
 	}
 
 	skip := map[string]*tree.Node{}
