@@ -57,4 +57,3 @@ func InstanceSection(global *tree.Node, instance string, lookupEnv func(string) 
 // Dump renders a config as NeMo Gym writes it for children and the head
 // server: PyYAML block style, secrets and interpolations untouched.
 func Dump(n *tree.Node) string { return string(pyyaml.Dump(n, pyyaml.Options{})) }
-

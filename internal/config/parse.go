@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"os"
 	"strings"
@@ -123,6 +124,9 @@ func (env Env) withDefaults() Env {
 	}
 	if env.Now == nil {
 		env.Now = time.Now
+	}
+	if env.RandInt == nil {
+		env.RandInt = rand.Int64N
 	}
 	if env.PortFree == nil {
 		env.PortFree = portFree
@@ -334,3 +338,17 @@ func (r *Result) Resolved(hideSecrets bool) (*tree.Node, error) {
 	rv.memo = map[string]*tree.Node{}
 	return rv.full(cfg, nil)
 }
+
+// Value returns a top-level value with its interpolations resolved, or nil
+// when the key is absent.
+func (r *Result) Value(key string) (*tree.Node, error) {
+	n := r.Config.Get(key)
+	if n == nil {
+		return nil, nil
+	}
+	return newResolver(r.Config, r.env).value(n, Path{{Key: key}})
+}
+
+// LookupEnv is the environment lookup the config was resolved with; server
+// sections resolved later must see the same one.
+func (r *Result) LookupEnv(name string) (string, bool) { return r.env.LookupEnv(name) }

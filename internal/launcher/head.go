@@ -1,0 +1,99 @@
+package launcher
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// InstanceInfo is one entry of the head server's /server_instances, in
+// NeMo Gym's field names so Python tools read it unchanged.
+type InstanceInfo struct {
+	ConfigPath    string   `json:"config_path"`
+	DirPath       string   `json:"dir_path"`
+	Entrypoint    string   `json:"entrypoint"`
+	Host          string   `json:"host"`
+	Name          string   `json:"name"`
+	PID           int      `json:"pid"`
+	Port          int      `json:"port"`
+	ProcessName   string   `json:"process_name"`
+	ServerType    string   `json:"server_type"`
+	StartTime     float64  `json:"start_time"`
+	Status        *string  `json:"status"`
+	UptimeSeconds *float64 `json:"uptime_seconds"`
+	URL           string   `json:"url"`
+}
+
+// headServer is NeMo Gym's head server: it tells other processes (Python
+// servers, `gym eval run --no-serve`, `gym env status`) the whole config and
+// which servers run where.
+type headServer struct {
+	srv       *http.Server
+	listener  net.Listener
+	mu        sync.Mutex
+	instances []InstanceInfo
+}
+
+// startHead binds the head server now, so a taken port fails the start
+// at once, and serves in the background.
+func startHead(host string, port int, configYAML string) (*headServer, error) {
+	addr := net.JoinHostPort(host, strconv.Itoa(port))
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("cannot start the head server on %s: %w; stop whatever uses that port or set ++head_server.port=<free port>", addr, err)
+	}
+	h := &headServer{listener: l, instances: []InstanceInfo{}}
+	configJSON, err := json.Marshal(configYAML)
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, []byte(`{"status":"ok"}`))
+	})
+	mux.HandleFunc("GET /global_config_dict_yaml", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, configJSON)
+	})
+	mux.HandleFunc("GET /server_instances", func(w http.ResponseWriter, _ *http.Request) {
+		h.mu.Lock()
+		body, err := json.Marshal(h.instances)
+		h.mu.Unlock()
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		writeJSON(w, body)
+	})
+	h.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := h.srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			l.Close()
+		}
+	}()
+	return h, nil
+}
+
+func writeJSON(w http.ResponseWriter, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(body)
+}
+
+func (h *headServer) setInstances(infos []InstanceInfo) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.instances = infos
+}
+
+func (h *headServer) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	if err := h.srv.Shutdown(ctx); err != nil {
+		h.srv.Close()
+	}
+}

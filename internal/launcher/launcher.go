@@ -1,0 +1,364 @@
+// Package launcher turns a resolved config into running server processes:
+// NeMo Gym's head server, one child per server instance in its own process
+// group, prefixed logs, readiness, crash handling and a shutdown that leaves
+// nothing behind.
+package launcher
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/nemo-gym-go/gym/internal/config"
+	"github.com/nemo-gym-go/gym/internal/config/tree"
+	"github.com/nemo-gym-go/gym/internal/resolve"
+)
+
+// Options are what a launch needs from the command.
+type Options struct {
+	Result *config.Result
+	Roots  *resolve.Roots
+	// Environ is the parent environment children inherit, with
+	// NEMO_GYM_EXTRA_ROOTS already holding this command's search dirs.
+	Environ  []string
+	LookPath func(string) (string, error)
+	// Self is this binary, run as `gym serve` for Go implementations.
+	Self            string
+	Registered      func(kind string) bool
+	RegisteredKinds []string
+	Cwd             string
+	Out             io.Writer
+	Color           bool
+	// Grace is how long a stopping server group gets before SIGKILL.
+	Grace time.Duration
+}
+
+// Launch is a set of running servers.
+type Launch struct {
+	opts     Options
+	head     *headServer
+	children []*child
+	out      *syncWriter
+	crashed  chan *child
+	stopOnce sync.Once
+	stopping chan struct{}
+	DryRun   bool
+}
+
+type child struct {
+	spec     ChildSpec
+	proc     *process
+	tail     *tail
+	logFile  *os.File
+	started  time.Time
+	pumpDone chan struct{}
+}
+
+// CrashError is a server that exited on its own.
+type CrashError struct {
+	Instance string
+	How      string
+	Tail     []string
+}
+
+func (e *CrashError) Error() string {
+	msg := fmt.Sprintf("server '%s' %s", e.Instance, e.How)
+	if len(e.Tail) > 0 {
+		msg += "; its last output:\n  " + strings.Join(e.Tail, "\n  ")
+	}
+	return msg
+}
+
+// ConfigYAMLSizeLimit is Linux's limit on one environment string
+// (MAX_ARG_STRLEN), which NEMO_GYM_CONFIG_DICT must fit in.
+const ConfigYAMLSizeLimit = 128*1024 - 1
+
+// Start plans and starts every server, waits until each answers and the
+// model endpoints answer, and returns the running launch. On any failure
+// it stops whatever it had started before returning. With dry_run it sets
+// every server up serially, runs each to completion, and returns a stopped
+// launch.
+func Start(ctx context.Context, opts Options) (*Launch, error) {
+	res := opts.Result
+	if len(res.Instances) == 0 {
+		return nil, &config.Error{Class: config.ClassNoServerInstances, Msg: "No server instances are configured, so there is nothing to run. Pass one or more configs, e.g.:\n" +
+			"  gym env start --config resources_servers/<env>/configs/<env>.yaml --config responses_api_models/<model>/configs/<model>.yaml"}
+	}
+	specs, err := plan(res, opts.Roots, res.LookupEnv, opts.Registered, opts.RegisteredKinds)
+	if err != nil {
+		return nil, err
+	}
+	if err := becomeSubreaper(); err != nil {
+		fmt.Fprintf(opts.Out, "warning: cannot become a child subreaper (%v); orphaned grandchildren are left to init\n", err)
+	}
+	yaml := config.Dump(res.Config)
+	if len(yaml)+len(config.ConfigDictEnv)+1 > ConfigYAMLSizeLimit {
+		return nil, fmt.Errorf("the config is %d bytes as YAML, more than the %d bytes one environment variable can hold; trim unused blocks from it", len(yaml), ConfigYAMLSizeLimit)
+	}
+	l := &Launch{opts: opts, out: &syncWriter{w: opts.Out}, crashed: make(chan *child, len(specs)), stopping: make(chan struct{})}
+	headHost, headPort := headAddress(res.Config)
+	if l.head, err = startHead(headHost, headPort, yaml); err != nil {
+		return nil, err
+	}
+	dry, err := res.Value("dry_run")
+	if err != nil {
+		l.Stop()
+		return nil, err
+	}
+	l.DryRun = dry != nil && dry.Kind == tree.Bool && dry.Bool
+	py := newPythonEnv(res.Config, opts.LookPath, opts.Environ)
+	for _, spec := range specs {
+		c, err := l.startChild(ctx, spec, yaml, py)
+		if err != nil {
+			l.Stop()
+			return nil, err
+		}
+		l.children = append(l.children, c)
+		if l.DryRun {
+			<-c.proc.exited
+			<-c.pumpDone
+		}
+	}
+	l.head.setInstances(l.infos())
+	if l.DryRun {
+		defer l.Stop()
+		return l, l.dryRunResult()
+	}
+	for _, c := range l.children {
+		go l.watch(c)
+	}
+	if err := l.waitReady(ctx); err != nil {
+		l.Stop()
+		return nil, err
+	}
+	l.printReady()
+	if err := l.waitModelEndpoints(ctx); err != nil {
+		l.Stop()
+		return nil, err
+	}
+	return l, nil
+}
+
+func headAddress(cfg *tree.Node) (string, int) {
+	hs := cfg.Get("head_server")
+	host, port := "127.0.0.1", 11000
+	if h := stringField(hs, "host"); h != "" {
+		host = h
+	}
+	if p := hs.Get("port"); p != nil && p.Kind == tree.Int {
+		port = int(p.Int)
+	}
+	return host, port
+}
+
+// childEnv is the parent's environment plus the child contract: the whole
+// config, the instance name, PYTHONPATH with the component dir first and
+// UV_CACHE_DIR. Secrets travel here, never on a command line.
+func (l *Launch) childEnv(spec ChildSpec, yaml string) []string {
+	drop := map[string]bool{config.ConfigDictEnv: true, config.ConfigPathEnv: true, "PYTHONPATH": true, "UV_CACHE_DIR": true}
+	var env []string
+	pythonPath := ""
+	for _, kv := range l.opts.Environ {
+		k, v, _ := strings.Cut(kv, "=")
+		if k == "PYTHONPATH" {
+			pythonPath = v
+		}
+		if !drop[k] {
+			env = append(env, kv)
+		}
+	}
+	if spec.Dir != "" {
+		if pythonPath != "" {
+			pythonPath = spec.Dir + string(os.PathListSeparator) + pythonPath
+		} else {
+			pythonPath = spec.Dir
+		}
+	}
+	if pythonPath != "" {
+		env = append(env, "PYTHONPATH="+pythonPath)
+	}
+	if uv := stringField(l.opts.Result.Config, "uv_cache_dir"); uv != "" {
+		env = append(env, "UV_CACHE_DIR="+uv)
+	}
+	return append(env, config.ConfigDictEnv+"="+yaml, config.ConfigPathEnv+"="+spec.Instance)
+}
+
+func (l *Launch) startChild(ctx context.Context, spec ChildSpec, yaml string, py pythonEnv) (*child, error) {
+	c := &child{spec: spec, tail: &tail{max: 40}, pumpDone: make(chan struct{})}
+	if dir := stringField(l.opts.Result.Config, "nemo_gym_log_dir"); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("nemo_gym_log_dir: %w", err)
+		}
+		f, err := os.OpenFile(filepath.Join(dir, strings.ReplaceAll(spec.Instance, "/", "_")+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, fmt.Errorf("nemo_gym_log_dir: %w", err)
+		}
+		c.logFile = f
+	}
+	emit := func(line string) { c.emit(line, l.opts.Color, l.out) }
+	var argv []string
+	switch spec.kind {
+	case runPython:
+		python, err := py.interpreter(ctx, spec, emit)
+		if err != nil {
+			return nil, err
+		}
+		argv = []string{python, spec.Entrypoint}
+	case runExecutable:
+		argv = []string{filepath.Join(spec.Dir, spec.Entrypoint)}
+	case runGo:
+		argv = []string{l.opts.Self, "serve"}
+	}
+	dir := spec.Dir
+	if dir == "" {
+		dir = l.opts.Cwd
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	proc, err := startProcess(argv, dir, l.childEnv(spec, yaml), pw)
+	pw.Close()
+	if err != nil {
+		pr.Close()
+		return nil, fmt.Errorf("cannot start server '%s' (%s): %w", spec.Instance, strings.Join(argv, " "), err)
+	}
+	c.proc, c.started = proc, time.Now()
+	go func() {
+		defer close(c.pumpDone)
+		defer pr.Close()
+		pumpLines(pr, spec.Instance, l.opts.Color, l.out, c.tail, c.logFile)
+	}()
+	return c, nil
+}
+
+// emit writes one line of gym's own output about this child (setup steps)
+// the way the child's lines are written.
+func (c *child) emit(line string, colored bool, out *syncWriter) {
+	pumpLines(strings.NewReader(line+"\n"), c.spec.Instance, colored, out, c.tail, c.logFile)
+}
+
+// watch reports a child that exits while it should be running.
+func (l *Launch) watch(c *child) {
+	select {
+	case <-c.proc.exited:
+		select {
+		case <-l.stopping:
+		default:
+			<-c.pumpDone
+			l.crashed <- c
+		}
+	case <-l.stopping:
+	}
+}
+
+func (c *child) crashError() *CrashError {
+	return &CrashError{Instance: c.spec.Instance, How: c.proc.exitDescription(), Tail: c.tail.get()}
+}
+
+func (l *Launch) dryRunResult() error {
+	var failed []string
+	for _, c := range l.children {
+		if ws := c.proc.exitState; !ws.Exited() || ws.ExitStatus() != 0 {
+			failed = append(failed, fmt.Sprintf("  `%s` %s", c.spec.Instance, c.proc.exitDescription()))
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("Dry run failed to set up %d server(s). Each server's output is above, prefixed with its name:\n%s", len(failed), strings.Join(failed, "\n"))
+	}
+	fmt.Fprintf(l.opts.Out, "Dry run: all %d server(s) set up.\n", len(l.children))
+	return nil
+}
+
+// Wait blocks until ctx is cancelled (a clean stop: nil) or a server exits
+// on its own (its CrashError). The caller then calls Stop.
+func (l *Launch) Wait(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		return nil
+	case c := <-l.crashed:
+		return c.crashError()
+	}
+}
+
+// Stop ends every server: each process group gets SIGTERM, then SIGKILL
+// after the grace period, and Stop returns only when no process of any
+// group is left. It is safe to call more than once.
+func (l *Launch) Stop() {
+	l.stopOnce.Do(func() {
+		close(l.stopping)
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var killed []string
+		for _, c := range l.children {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if c.proc.stop(l.opts.Grace) {
+					mu.Lock()
+					killed = append(killed, c.spec.Instance)
+					mu.Unlock()
+				}
+				<-c.pumpDone
+				if c.logFile != nil {
+					c.logFile.Close()
+				}
+			}()
+		}
+		wg.Wait()
+		if l.head != nil {
+			l.head.close()
+		}
+		if len(killed) > 0 {
+			fmt.Fprintf(l.opts.Out, "Killed after %s without stopping: %s\n", l.opts.Grace, strings.Join(killed, ", "))
+		}
+	})
+}
+
+// Children describes the running servers.
+func (l *Launch) infos() []InstanceInfo {
+	infos := make([]InstanceInfo, 0, len(l.children))
+	for _, c := range l.children {
+		infos = append(infos, InstanceInfo{
+			ConfigPath:  c.spec.Instance,
+			DirPath:     c.spec.Dir,
+			Entrypoint:  c.spec.Entrypoint,
+			Host:        c.spec.Host,
+			Name:        c.spec.Implementation,
+			PID:         c.proc.pid,
+			Port:        c.spec.Port,
+			ProcessName: c.spec.Instance,
+			ServerType:  c.spec.ServerType,
+			StartTime:   float64(c.started.UnixNano()) / 1e9,
+			URL:         c.spec.URL(),
+		})
+	}
+	return infos
+}
+
+// Instances describes the running servers, in start order.
+func (l *Launch) Instances() []InstanceInfo { return l.infos() }
+
+func (l *Launch) printReady() {
+	var b strings.Builder
+	fmt.Fprintf(&b, "All %d / %d servers ready\n", len(l.children), len(l.children))
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tSERVER\tURL\tPID")
+	for _, c := range l.children {
+		impl := c.spec.Kind()
+		if c.spec.kind == runGo {
+			impl += " (go)"
+		} else {
+			impl += " (" + c.spec.kind.String() + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\n", c.spec.Instance, impl, c.spec.URL(), c.proc.pid)
+	}
+	tw.Flush()
+	l.out.writeLine(b.String())
+}

@@ -1,0 +1,397 @@
+package launcher
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nemo-gym-go/gym/internal/config"
+	"github.com/nemo-gym-go/gym/internal/resolve"
+)
+
+// pyStub is a Python server (stdlib only) that finds its own port in
+// NEMO_GYM_CONFIG_DICT, answers GET / with {"status":"ok"}, and exits after
+// EXIT_AFTER seconds when that is set.
+const pyStub = `import os, re, sys, threading, http.server
+name = os.environ["NEMO_GYM_CONFIG_PATH"]
+text = os.environ["NEMO_GYM_CONFIG_DICT"]
+block = re.search(r"^%s:\n((?:[ ].*\n)*)" % re.escape(name), text, re.M).group(1)
+port = int(re.search(r"^      port: (\d+)$", block, re.M).group(1))
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200); self.end_headers(); self.wfile.write(b'{"status":"ok"}')
+    def log_message(self, *a): pass
+srv = http.server.HTTPServer(("127.0.0.1", port), H)
+print("stub listening on", port, flush=True)
+if os.environ.get("EXIT_AFTER"):
+    threading.Timer(float(os.environ["EXIT_AFTER"]), lambda: (print("stub crashing now", flush=True), os._exit(3))).start()
+srv.serve_forever()
+`
+
+// forkingScript is an executable server that leaves a grandchild running
+// (a stand-in for workers a real server spawns) and then becomes the
+// Python stub.
+const forkingScript = `#!/bin/sh
+sleep 300 &
+echo "group $$ grandchild $!"
+exec python3 app_impl.py
+`
+
+func needPython(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed")
+	}
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func writeFile(t *testing.T, path, body string, mode os.FileMode) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(body), mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// lockedBuffer collects output written from many goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+type fixture struct {
+	dir     string
+	out     *lockedBuffer
+	environ []string
+}
+
+func newFixture(t *testing.T) *fixture {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "resources_servers/pystub/app.py"), pyStub, 0o644)
+	writeFile(t, filepath.Join(dir, "resources_servers/forking/app.sh"), forkingScript, 0o755)
+	writeFile(t, filepath.Join(dir, "resources_servers/forking/app_impl.py"), pyStub, 0o644)
+	return &fixture{dir: dir, out: &lockedBuffer{}, environ: os.Environ()}
+}
+
+// options loads yaml (plus overrides) as `gym env start` would.
+func (f *fixture) options(t *testing.T, yaml string, overrides ...string) Options {
+	t.Helper()
+	writeFile(t, filepath.Join(f.dir, "servers.yaml"), yaml, 0o644)
+	roots := resolve.NewRoots("", f.dir, f.dir)
+	head := freePort(t)
+	env := config.Env{Cwd: f.dir, Roots: roots, LookupEnv: os.LookupEnv}
+	res, err := config.Load(context.Background(), env, config.Request{Overrides: append([]string{
+		"+config_paths=[servers.yaml]", "++head_server.port=" + strconv.Itoa(head), "++model_endpoint_readiness_timeout_seconds=0",
+	}, overrides...)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Options{
+		Result: res, Roots: roots, Environ: f.environ, LookPath: lookPathNoUV, Self: "/nonexistent/gym",
+		Registered: func(string) bool { return false }, Cwd: f.dir, Out: f.out, Grace: 2 * time.Second,
+	}
+}
+
+// lookPathNoUV hides uv so Python servers run with python3 directly.
+func lookPathNoUV(name string) (string, error) {
+	if name == "uv" {
+		return "", exec.ErrNotFound
+	}
+	return exec.LookPath(name)
+}
+
+func server(name, impl, entrypoint string, extra ...string) string {
+	s := fmt.Sprintf("%s:\n  resources_servers:\n    %s:\n      entrypoint: %s\n      domain: other\n", name, impl, entrypoint)
+	for _, e := range extra {
+		s += "      " + e + "\n"
+	}
+	return s
+}
+
+// groupMembers lists the pids whose process group is pgid, from /proc.
+func groupMembers(t *testing.T, pgid int) []int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Skip("no /proc")
+	}
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// Fields after the parenthesised command: state ppid pgrp ...
+		rest := string(stat[strings.LastIndexByte(string(stat), ')')+2:])
+		fields := strings.Fields(rest)
+		if len(fields) > 2 && fields[2] == strconv.Itoa(pgid) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+func TestStartReadyHeadServerAndCleanStop(t *testing.T) {
+	needPython(t)
+	f := newFixture(t)
+	opts := f.options(t, server("py", "pystub", "app.py")+server("forker", "forking", "app.sh"))
+	l, err := Start(context.Background(), opts)
+	if err != nil {
+		t.Fatalf("start: %v\noutput:\n%s", err, f.out)
+	}
+	out := f.out.String()
+	for _, want := range []string{"All 2 / 2 servers ready", "(py) stub listening on", "(forker) group ", "resources_servers/forking (executable)", "resources_servers/pystub (python)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+
+	host, port := headAddress(opts.Result.Config)
+	base := "http://" + host + ":" + strconv.Itoa(port)
+	var yamlText string
+	getJSON(t, base+"/global_config_dict_yaml", &yamlText)
+	if !strings.Contains(yamlText, "forker:\n  resources_servers:") {
+		t.Errorf("head config YAML:\n%s", yamlText)
+	}
+	var infos []InstanceInfo
+	getJSON(t, base+"/server_instances", &infos)
+	if len(infos) != 2 || infos[0].ProcessName != "py" || infos[1].Name != "forking" || infos[0].PID == 0 {
+		t.Errorf("server_instances = %+v", infos)
+	}
+
+	statuses, err := Status(context.Background(), opts.Result, time.Now())
+	if err != nil || len(statuses) != 2 || *statuses[0].Status != healthSuccess {
+		t.Errorf("status = %+v, %v", statuses, err)
+	}
+
+	pgids := []int{l.children[0].proc.pid, l.children[1].proc.pid}
+	if members := groupMembers(t, pgids[1]); len(members) < 2 {
+		t.Errorf("the forking server's group should hold it and its grandchild, has %v", members)
+	}
+	l.Stop()
+	for _, pgid := range pgids {
+		if left := groupMembers(t, pgid); len(left) > 0 {
+			t.Errorf("process group %d still has %v after Stop", pgid, left)
+		}
+	}
+	if _, err := http.Get(base + "/"); err == nil {
+		t.Error("head server still answers after Stop")
+	}
+}
+
+func getJSON(t *testing.T, url string, v any) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if err := json.Unmarshal(body, v); err != nil {
+		t.Fatalf("%s: %v: %s", url, err, body)
+	}
+}
+
+func TestCrashMidRunStopsTheRest(t *testing.T) {
+	needPython(t)
+	f := newFixture(t)
+	f.environ = append(f.environ, "EXIT_AFTER=0.5")
+	opts := f.options(t, server("py", "pystub", "app.py")+server("forker", "forking", "app.sh"))
+	l, err := Start(context.Background(), opts)
+	if err != nil {
+		t.Fatalf("start: %v\n%s", err, f.out)
+	}
+	werr := l.Wait(context.Background())
+	l.Stop()
+	var crash *CrashError
+	if !errors.As(werr, &crash) {
+		t.Fatalf("Wait = %v, want a CrashError", werr)
+	}
+	if crash.How != "exited with code 3" || !strings.Contains(strings.Join(crash.Tail, "\n"), "stub crashing now") {
+		t.Errorf("crash = %+v", crash)
+	}
+	for _, c := range l.children {
+		if left := groupMembers(t, c.proc.pid); len(left) > 0 {
+			t.Errorf("%s's group still has %v", c.spec.Instance, left)
+		}
+	}
+}
+
+func TestPortTakenFailsStartAndStopsStarted(t *testing.T) {
+	needPython(t)
+	f := newFixture(t)
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	port := taken.Addr().(*net.TCPAddr).Port
+	opts := f.options(t, server("forker", "forking", "app.sh")+server("py", "pystub", "app.py", "port: "+strconv.Itoa(port)))
+	l, err := Start(context.Background(), opts)
+	var crash *CrashError
+	if !errors.As(err, &crash) || crash.Instance != "py" {
+		t.Fatalf("Start = %v, %v; want py's crash", l, err)
+	}
+	if !strings.Contains(strings.Join(crash.Tail, "\n"), "Address already in use") {
+		t.Errorf("tail = %q", crash.Tail)
+	}
+	pid := pidOf(t, f.out.String(), "forker")
+	if left := groupMembers(t, pid); len(left) > 0 {
+		t.Errorf("the server started before the failure is still running: %v", left)
+	}
+}
+
+// pidOf finds the forking script's pid, which leads its process group, in
+// the line the script prints.
+func pidOf(t *testing.T, out, instance string) int {
+	t.Helper()
+	for _, line := range strings.Split(out, "\n") {
+		if rest, ok := strings.CutPrefix(line, "("+instance+") group "); ok {
+			pid, err := strconv.Atoi(strings.Fields(rest)[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			return pid
+		}
+	}
+	t.Fatalf("no group line for %s in:\n%s", instance, out)
+	return 0
+}
+
+func TestMissingEntrypointListsWhatWasTried(t *testing.T) {
+	f := newFixture(t)
+	opts := f.options(t, server("ghost", "no_such_impl", "app.py"))
+	opts.RegisteredKinds = []string{"resources_servers/example_single_tool_call"}
+	_, err := Start(context.Background(), opts)
+	var pe *PlanError
+	if !errors.As(err, &pe) {
+		t.Fatalf("err = %v, want a PlanError", err)
+	}
+	for _, want := range []string{"cannot start server 'ghost'", f.dir + "/resources_servers/no_such_impl/app.py", "no Go implementation is registered as resources_servers/no_such_impl", "resources_servers/example_single_tool_call"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("message lacks %q:\n%v", want, err)
+		}
+	}
+}
+
+func TestUnreachableModelEndpoint(t *testing.T) {
+	needPython(t)
+	f := newFixture(t)
+	writeFile(t, filepath.Join(f.dir, "responses_api_models/pymodel/app.py"), pyStub, 0o644)
+	closed := freePort(t)
+	yaml := fmt.Sprintf("policy_model:\n  responses_api_models:\n    pymodel:\n      entrypoint: app.py\n      base_url: http://127.0.0.1:%d/v1\n", closed)
+	opts := f.options(t, yaml, "++model_endpoint_readiness_timeout_seconds=1")
+	start := time.Now()
+	_, err := Start(context.Background(), opts)
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("http://127.0.0.1:%d/v1 (from `policy_model.responses_api_models.pymodel.base_url`)", closed)) {
+		t.Fatalf("err = %v", err)
+	}
+	if time.Since(start) > 20*time.Second {
+		t.Errorf("gave up after %s", time.Since(start))
+	}
+	if !strings.Contains(f.out.String(), "Waiting for 1 model endpoint(s)") {
+		t.Errorf("output:\n%s", f.out)
+	}
+}
+
+func TestDryRunRunsEachServerToCompletion(t *testing.T) {
+	f := newFixture(t)
+	writeFile(t, filepath.Join(f.dir, "resources_servers/setup_ok/app.sh"), "#!/bin/sh\necho set up\n", 0o755)
+	writeFile(t, filepath.Join(f.dir, "resources_servers/setup_bad/app.sh"), "#!/bin/sh\necho broken >&2\nexit 4\n", 0o755)
+	opts := f.options(t, server("ok", "setup_ok", "app.sh")+server("bad", "setup_bad", "app.sh"), "++dry_run=true")
+	l, err := Start(context.Background(), opts)
+	if err == nil || !strings.Contains(err.Error(), "Dry run failed to set up 1 server(s)") || !strings.Contains(err.Error(), "`bad` exited with code 4") {
+		t.Fatalf("err = %v", err)
+	}
+	if l == nil || !l.DryRun {
+		t.Fatal("no dry-run launch returned")
+	}
+	if out := f.out.String(); !strings.Contains(out, "(ok) set up") || !strings.Contains(out, "(bad) broken") {
+		t.Errorf("output:\n%s", out)
+	}
+}
+
+func TestChildEnvironment(t *testing.T) {
+	f := newFixture(t)
+	writeFile(t, filepath.Join(f.dir, "resources_servers/envdump/app.sh"), "#!/bin/sh\necho \"path=$NEMO_GYM_CONFIG_PATH pythonpath=$PYTHONPATH cwd=$(pwd) extra=$NEMO_GYM_EXTRA_ROOTS\"\necho \"$NEMO_GYM_CONFIG_DICT\" | grep -c 'secret: hunter2'\n", 0o755)
+	f.environ = []string{"PATH=" + os.Getenv("PATH"), "PYTHONPATH=/prev", "NEMO_GYM_EXTRA_ROOTS=/extra"}
+	opts := f.options(t, server("envdump", "envdump", "app.sh", "secret: hunter2"), "++dry_run=true")
+	if _, err := Start(context.Background(), opts); err != nil {
+		t.Fatalf("start: %v\n%s", err, f.out)
+	}
+	dir := filepath.Join(f.dir, "resources_servers/envdump")
+	want := fmt.Sprintf("(envdump) path=envdump pythonpath=%s:/prev cwd=%s extra=/extra\n(envdump) 1\n", dir, dir)
+	if !strings.Contains(f.out.String(), want) {
+		t.Errorf("output:\n%s\nwant:\n%s", f.out, want)
+	}
+}
+
+func TestStopEscalatesToSIGKILL(t *testing.T) {
+	f := newFixture(t)
+	writeFile(t, filepath.Join(f.dir, "resources_servers/stubborn/app.sh"), "#!/bin/sh\ntrap '' TERM\necho started\nwhile true; do sleep 0.05; done\n", 0o755)
+	opts := f.options(t, server("stubborn", "stubborn", "app.sh"))
+	opts.Grace = 200 * time.Millisecond
+	l := &Launch{opts: opts, out: &syncWriter{w: f.out}, crashed: make(chan *child, 1), stopping: make(chan struct{})}
+	specs, err := plan(opts.Result, opts.Roots, os.LookupEnv, opts.Registered, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := l.startChild(context.Background(), specs[0], config.Dump(opts.Result.Config), newPythonEnv(opts.Result.Config, lookPathNoUV, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.children = append(l.children, c)
+	for !strings.Contains(f.out.String(), "started") {
+		time.Sleep(10 * time.Millisecond)
+	}
+	l.Stop()
+	if !strings.Contains(f.out.String(), "Killed after 200ms without stopping: stubborn") {
+		t.Errorf("output:\n%s", f.out)
+	}
+	if left := groupMembers(t, c.proc.pid); len(left) > 0 {
+		t.Errorf("group still has %v", left)
+	}
+	if c.proc.exitState.Signal() != syscall.SIGKILL {
+		t.Errorf("exit = %v", c.proc.exitDescription())
+	}
+}

@@ -1,0 +1,166 @@
+package launcher
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/nemo-gym-go/gym/internal/config"
+	"github.com/nemo-gym-go/gym/internal/config/tree"
+	"github.com/nemo-gym-go/gym/internal/resolve"
+)
+
+// How a server's process is run.
+type runKind int
+
+const (
+	runPython     runKind = iota // <entrypoint>.py with uv's venv or python3
+	runExecutable                // the entrypoint file itself
+	runGo                        // this binary's hidden `gym serve`
+)
+
+func (k runKind) String() string {
+	switch k {
+	case runPython:
+		return "python"
+	case runExecutable:
+		return "executable"
+	}
+	return "go"
+}
+
+// ChildSpec is everything needed to start one server instance.
+type ChildSpec struct {
+	Instance       string
+	ServerType     string
+	Implementation string
+	Entrypoint     string
+	Dir            string // component directory, the child's cwd ("" for a Go server with no directory)
+	Host           string
+	Port           int
+	kind           runKind
+}
+
+// Kind is "<server type>/<implementation>", the registry key.
+func (s ChildSpec) Kind() string { return s.ServerType + "/" + s.Implementation }
+
+// URL is where the server answers.
+func (s ChildSpec) URL() string { return "http://" + dialHost(s.Host) + ":" + strconv.Itoa(s.Port) }
+
+// dialHost turns a bind-all address into one a client can connect to.
+func dialHost(h string) string {
+	switch h {
+	case "", "0.0.0.0", "::":
+		return "127.0.0.1"
+	}
+	return h
+}
+
+// PlanError is a server that cannot be started; nothing was started.
+type PlanError struct{ Msg string }
+
+func (e *PlanError) Error() string { return e.Msg }
+
+// plan decides, for every valid server instance, how to run it (DESIGN.md
+// "Child process"): an entrypoint file in the resolved component directory
+// runs as Python (.py) or directly (executable); otherwise a Go
+// implementation registered under <server_type>/<implementation> runs via
+// `gym serve`; otherwise it is an error listing what was tried.
+func plan(res *config.Result, roots *resolve.Roots, lookupEnv func(string) (string, bool), registered func(kind string) bool, registeredKinds []string) ([]ChildSpec, error) {
+	var specs []ChildSpec
+	for _, in := range res.Instances {
+		spec := ChildSpec{Instance: in.Name, ServerType: in.Type, Implementation: in.Implementation}
+		section, _, _, err := config.InstanceSection(res.Config, in.Name, lookupEnv)
+		if err != nil {
+			return nil, err
+		}
+		spec.Entrypoint = stringField(section, "entrypoint")
+		spec.Host = stringField(section, "host")
+		port, err := strconv.Atoi(scalarText(section.Get("port")))
+		if err != nil || port <= 0 || port > 65535 {
+			return nil, &PlanError{fmt.Sprintf("server '%s' has port %q, which is not a TCP port; set ++%s.%s.%s.port=<1-65535> or leave it unset",
+				in.Name, scalarText(section.Get("port")), in.Name, in.Type, in.Implementation)}
+		}
+		spec.Port = port
+		if filepath.IsAbs(spec.Entrypoint) || strings.Contains(spec.Entrypoint, "..") {
+			return nil, &PlanError{fmt.Sprintf("server '%s' has entrypoint %q; it must be a path relative to %s", in.Name, spec.Entrypoint, spec.Kind())}
+		}
+		rel := filepath.Join(in.Type, in.Implementation)
+		dir := roots.ResolveFunc(rel, func(d string) bool { return isComponentDir(d, spec.Entrypoint) })
+		found := isComponentDir(dir, spec.Entrypoint)
+		entry := filepath.Join(dir, spec.Entrypoint)
+		info, statErr := os.Stat(entry)
+		switch {
+		case found && statErr == nil && !info.IsDir() && strings.HasSuffix(spec.Entrypoint, ".py"):
+			spec.kind, spec.Dir = runPython, dir
+		case found && statErr == nil && !info.IsDir() && info.Mode()&0o111 != 0:
+			spec.kind, spec.Dir = runExecutable, dir
+		case found && statErr == nil && !info.IsDir():
+			return nil, &PlanError{fmt.Sprintf("server '%s': %s exists but is neither a .py file nor executable; make it executable (chmod +x) or point entrypoint at a Python file", in.Name, entry)}
+		case registered(spec.Kind()):
+			spec.kind = runGo
+			if found {
+				spec.Dir = dir
+			}
+		default:
+			var looked []string
+			for _, c := range roots.Candidates(filepath.Join(rel, spec.Entrypoint)) {
+				looked = append(looked, "  - "+c)
+			}
+			kinds := append([]string(nil), registeredKinds...)
+			sort.Strings(kinds)
+			builtIn := strings.Join(kinds, ", ")
+			if builtIn == "" {
+				builtIn = "none"
+			}
+			return nil, &PlanError{fmt.Sprintf(
+				"cannot start server '%s': its entrypoint %s was not found and no Go implementation is registered as %s.\nLooked for the entrypoint in:\n%s\nGo implementations built into gym: %s.%s",
+				in.Name, spec.Entrypoint, spec.Kind(), strings.Join(looked, "\n"), builtIn,
+				resolve.DidYouMean(spec.Kind(), kinds))}
+		}
+		specs = append(specs, spec)
+	}
+	return specs, nil
+}
+
+// isComponentDir reports whether dir holds a server: its entrypoint file, or
+// NeMo Gym's markers requirements.txt / pyproject.toml.
+func isComponentDir(dir, entrypoint string) bool {
+	for _, name := range []string{entrypoint, "requirements.txt", "pyproject.toml"} {
+		if name == "" {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+func stringField(m *tree.Node, key string) string {
+	if v := m.Get(key); v != nil && v.Kind == tree.String {
+		return v.Str
+	}
+	return ""
+}
+
+// scalarText renders a (resolved) scalar for messages and numbers.
+func scalarText(n *tree.Node) string {
+	if n == nil {
+		return ""
+	}
+	switch n.Kind {
+	case tree.String:
+		return n.Str
+	case tree.Int:
+		return strconv.FormatInt(n.Int, 10)
+	case tree.Float:
+		return strconv.FormatFloat(n.Float, 'f', -1, 64)
+	case tree.Bool:
+		return strconv.FormatBool(n.Bool)
+	}
+	return n.GoString()
+}

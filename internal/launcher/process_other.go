@@ -1,0 +1,13 @@
+//go:build !linux
+
+package launcher
+
+import "syscall"
+
+func childSysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true}
+}
+
+// becomeSubreaper is Linux-only; elsewhere orphans go to init, which reaps
+// them, and groupAlive sees them go.
+func becomeSubreaper() error { return nil }

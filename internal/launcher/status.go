@@ -1,0 +1,126 @@
+package launcher
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/nemo-gym-go/gym/internal/config"
+)
+
+// Health words are NeMo Gym's.
+const (
+	healthSuccess         = "success"
+	healthConnectionError = "connection_error"
+	healthTimeout         = "timeout"
+	healthUnknown         = "unknown_error"
+)
+
+// Status asks the head server named by the config which servers run, and
+// checks each one's GET /.
+func Status(ctx context.Context, res *config.Result, now time.Time) ([]InstanceInfo, error) {
+	host, port := headAddress(res.Config)
+	url := "http://" + net.JoinHostPort(dialHost(host), strconv.Itoa(port)) + "/server_instances"
+	client := &http.Client{Timeout: 5 * time.Second}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("head server at %s answered %s", url, resp.Status)
+	}
+	var infos []InstanceInfo
+	if err := json.Unmarshal(body, &infos); err != nil {
+		return nil, fmt.Errorf("head server at %s sent a malformed instance list: %w", url, err)
+	}
+	check := &http.Client{Timeout: 2 * time.Second}
+	var wg sync.WaitGroup
+	for i := range infos {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			in := &infos[i]
+			status := health(ctx, check, in.URL)
+			in.Status = &status
+			uptime := now.Sub(time.Unix(0, int64(in.StartTime*1e9))).Seconds()
+			in.UptimeSeconds = &uptime
+		}()
+	}
+	wg.Wait()
+	return infos, nil
+}
+
+func health(ctx context.Context, client *http.Client, url string) string {
+	if url == "" {
+		return healthUnknown
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/", nil)
+	if err != nil {
+		return healthUnknown
+	}
+	resp, err := client.Do(req)
+	if err == nil {
+		resp.Body.Close()
+		return healthSuccess
+	}
+	if isTimeout(err) {
+		return healthTimeout
+	}
+	var opErr *net.OpError
+	if errors.As(err, &opErr) {
+		return healthConnectionError
+	}
+	return healthUnknown
+}
+
+// WriteStatus prints the instance table and the summary line.
+func WriteStatus(w io.Writer, infos []InstanceInfo) {
+	healthy := 0
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "\tNAME\tSERVER\tURL\tPID\tUPTIME\tHEALTH")
+	for _, in := range infos {
+		mark := "✗"
+		if in.Status != nil && *in.Status == healthSuccess {
+			mark = "✓"
+			healthy++
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s/%s\t%s\t%d\t%s\t%s\n", mark, in.ProcessName, in.ServerType, in.Name, in.URL, in.PID, uptime(in.UptimeSeconds), deref(in.Status))
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\n%d servers found (%d healthy, %d unhealthy)\n", len(infos), healthy, len(infos)-healthy)
+}
+
+func uptime(s *float64) string {
+	if s == nil {
+		return "-"
+	}
+	d := time.Duration(*s * float64(time.Second)).Round(100 * time.Millisecond)
+	days := int(d.Hours()) / 24
+	d -= time.Duration(days) * 24 * time.Hour
+	return fmt.Sprintf("%dd %dh %dm %.1fs", days, int(d.Hours()), int(d.Minutes())%60, float64(d%time.Minute)/float64(time.Second))
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return strings.TrimSpace(*s)
+}
