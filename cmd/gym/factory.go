@@ -4,7 +4,11 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"runtime/debug"
+	"strings"
+
+	"github.com/mattn/go-isatty"
 
 	"github.com/nemo-gym-go/gym"
 	"github.com/nemo-gym-go/gym/internal/config"
@@ -21,20 +25,30 @@ type IOStreams struct {
 
 // Factory hands commands what they need from the process.
 type Factory struct {
-	IO        IOStreams
-	Getenv    func(string) string
-	LookupEnv func(string) (string, bool)
-	Getwd     func() (string, error)
-	Version   string
+	IO         IOStreams
+	Getenv     func(string) string
+	LookupEnv  func(string) (string, bool)
+	Environ    func() []string
+	Getwd      func() (string, error)
+	Executable func() (string, error)
+	LookPath   func(string) (string, error)
+	// OutIsTerminal says whether IO.Out is a terminal, for colour and
+	// live progress.
+	OutIsTerminal bool
+	Version       string
 }
 
 func newFactory() *Factory {
 	return &Factory{
-		IO:        IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr},
-		Getenv:    os.Getenv,
-		LookupEnv: os.LookupEnv,
-		Getwd:     os.Getwd,
-		Version:   version(),
+		IO:            IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr},
+		Getenv:        os.Getenv,
+		LookupEnv:     os.LookupEnv,
+		Environ:       os.Environ,
+		Getwd:         os.Getwd,
+		Executable:    os.Executable,
+		LookPath:      exec.LookPath,
+		OutIsTerminal: isatty.IsTerminal(os.Stdout.Fd()),
+		Version:       version(),
 	}
 }
 
@@ -86,4 +100,27 @@ func (f *Factory) configEnv(roots *resolve.Roots, cwd string) config.Env {
 		RandInt:   rand.Int64N,
 		Warnings:  f.IO.ErrOut,
 	}
+}
+
+// colorOutput reports whether prefixes may be coloured: on a terminal, and
+// not when NO_COLOR is set (https://no-color.org).
+func (f *Factory) colorOutput() bool {
+	_, noColor := f.LookupEnv("NO_COLOR")
+	return f.OutIsTerminal && !noColor
+}
+
+// childEnviron is the environment servers inherit: ours, with
+// NEMO_GYM_EXTRA_ROOTS holding this command's search dirs so children
+// resolve paths the way this command did.
+func (f *Factory) childEnviron(extraRoots string) []string {
+	var env []string
+	for _, kv := range f.Environ() {
+		if !strings.HasPrefix(kv, "NEMO_GYM_EXTRA_ROOTS=") {
+			env = append(env, kv)
+		}
+	}
+	if extraRoots != "" {
+		env = append(env, "NEMO_GYM_EXTRA_ROOTS="+extraRoots)
+	}
+	return env
 }

@@ -1,11 +1,38 @@
 package main
 
 import (
+	"net"
+	"net/http"
 	"os"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/nemo-gym-go/gym/internal/config/tree"
+	"github.com/nemo-gym-go/gym/internal/server"
 )
+
+// The test binary doubles as gym, and registers a minimal Go server so that
+// `gym env start` can run Go servers before the real components exist. It
+// answers POST /echo with its instance name, and exits with code 3 after
+// crash_after_ms when that is set.
+func init() {
+	server.Register("resources_servers/test_minimal", "TestMinimal", func(rt *server.Runtime) (http.Handler, error) {
+		if v := rt.Config.Get("crash_after_ms"); v != nil && v.Kind == tree.Int {
+			time.AfterFunc(time.Duration(v.Int)*time.Millisecond, func() {
+				os.Stdout.WriteString("test_minimal crashing on purpose\n")
+				os.Exit(3)
+			})
+		}
+		mux := http.NewServeMux()
+		mux.HandleFunc("POST /echo", func(w http.ResponseWriter, _ *http.Request) {
+			w.Write([]byte(strconv.Quote(rt.Instance)))
+		})
+		return mux, nil
+	})
+}
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
@@ -28,7 +55,21 @@ func TestScripts(t *testing.T) {
 			env.Setenv("NEMO_GYM_EXTRA_ROOTS", "")
 			env.Setenv("HOME", env.WorkDir+"/.home")
 			env.Setenv("NO_COLOR", "1")
+			port, err := freePort()
+			if err != nil {
+				return err
+			}
+			env.Setenv("HEADPORT", strconv.Itoa(port))
 			return nil
 		},
 	})
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
 }

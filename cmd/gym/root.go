@@ -46,7 +46,7 @@ interpolation) and resolves components across search roots.`,
 	root.SetErr(f.IO.ErrOut)
 	root.PersistentFlags().BoolVarP(&g.verbose, "verbose", "v", false, "verbose output (adds +verbose=true)")
 	root.SetFlagErrorFunc(flagError)
-	root.AddCommand(newCmdEnv(f, g))
+	root.AddCommand(newCmdEnv(f, g), newCmdServe(f))
 	makeGroup(root)
 	return root
 }
@@ -56,7 +56,7 @@ func newCmdEnv(f *Factory, g *globalFlags) *cobra.Command {
 		Use:   "env",
 		Short: "Inspect and run server environments",
 	}
-	cmd.AddCommand(newCmdEnvResolve(f, g, nil))
+	cmd.AddCommand(newCmdEnvResolve(f, g, nil), newCmdEnvStart(f, g), newCmdEnvPrefetch(f, g), newCmdEnvStatus(f, g))
 	makeGroup(cmd)
 	return cmd
 }

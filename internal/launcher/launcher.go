@@ -202,6 +202,7 @@ func (l *Launch) startChild(ctx context.Context, spec ChildSpec, yaml string, py
 		c.logFile = f
 	}
 	emit := func(line string) { c.emit(line, l.opts.Color, l.out) }
+	var path string
 	var argv []string
 	switch spec.kind {
 	case runPython:
@@ -209,11 +210,14 @@ func (l *Launch) startChild(ctx context.Context, spec ChildSpec, yaml string, py
 		if err != nil {
 			return nil, err
 		}
-		argv = []string{python, spec.Entrypoint}
+		path, argv = python, []string{python, spec.Entrypoint}
 	case runExecutable:
-		argv = []string{filepath.Join(spec.Dir, spec.Entrypoint)}
+		path = filepath.Join(spec.Dir, spec.Entrypoint)
+		argv = []string{path}
 	case runGo:
-		argv = []string{l.opts.Self, "serve"}
+		// argv[0] is the command's name, not the resolved binary path,
+		// so a multi-call binary (such as the test binary) knows what to run.
+		path, argv = l.opts.Self, []string{"gym", "serve"}
 	}
 	dir := spec.Dir
 	if dir == "" {
@@ -223,7 +227,7 @@ func (l *Launch) startChild(ctx context.Context, spec ChildSpec, yaml string, py
 	if err != nil {
 		return nil, err
 	}
-	proc, err := startProcess(argv, dir, l.childEnv(spec, yaml), pw)
+	proc, err := startProcess(path, argv, dir, l.childEnv(spec, yaml), pw)
 	pw.Close()
 	if err != nil {
 		pr.Close()

@@ -21,15 +21,15 @@ type process struct {
 	empty     chan struct{} // closed when no process of the group is left
 }
 
-// startProcess starts argv in its own process group with stdout and stderr
-// both going to out.
-func startProcess(argv []string, dir string, env []string, out *os.File) (*process, error) {
+// startProcess runs the program at path with argv in its own process group,
+// stdout and stderr both going to out.
+func startProcess(path string, argv []string, dir string, env []string, out *os.File) (*process, error) {
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
 		return nil, err
 	}
 	defer devnull.Close()
-	p, err := os.StartProcess(argv[0], argv, &os.ProcAttr{
+	p, err := os.StartProcess(path, argv, &os.ProcAttr{
 		Dir:   dir,
 		Env:   env,
 		Files: []*os.File{devnull, out, out},

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nemo-gym-go/gym/internal/config"
+	"github.com/nemo-gym-go/gym/internal/launcher"
+)
+
+// statusOptions are the inputs of `gym env status`.
+type statusOptions struct {
+	f           *Factory
+	globals     *globalFlags
+	config      configFlags
+	json        bool
+	passthrough []string
+}
+
+func newCmdEnvStatus(f *Factory, g *globalFlags) *cobra.Command {
+	opts := &statusOptions{f: f, globals: g}
+	cmd := &cobra.Command{
+		Use:   "status [flags] [+key=value ...]",
+		Short: "Show the servers a running gym env start is supervising",
+		Long: `Ask the head server (head_server.host:port from the config, 127.0.0.1:11000 by
+default) which servers it started, and check that each answers.`,
+		Example: `  gym env status
+  gym env status --json | jq '.[] | select(.status != "success")'
+  gym env status ++head_server.port=12000`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.passthrough = args
+			return runStatus(cmd.Context(), opts)
+		},
+	}
+	opts.config.register(cmd.Flags())
+	cmd.Flags().BoolVar(&opts.json, "json", false, "print a JSON array of instances")
+	return cmd
+}
+
+func runStatus(ctx context.Context, opts *statusOptions) error {
+	f := opts.f
+	roots, cwd, err := f.roots(opts.config.searchDirs)
+	if err != nil {
+		return err
+	}
+	tokens, _, err := opts.config.overrides(roots, opts.globals.verbose, opts.passthrough)
+	if err != nil {
+		return err
+	}
+	res, err := config.Load(ctx, f.configEnv(roots, cwd), config.Request{Overrides: tokens, Offline: true})
+	if err != nil {
+		return err
+	}
+	infos, err := launcher.Status(ctx, res, time.Now())
+	if err != nil {
+		if opts.json {
+			_, err := fmt.Fprintln(f.IO.Out, "[]")
+			return err
+		}
+		fmt.Fprintf(f.IO.ErrOut, "Warning: no head server answered (%v)\n", err)
+		fmt.Fprintln(f.IO.Out, "No NeMo Gym servers found running.")
+		return nil
+	}
+	if opts.json {
+		enc := json.NewEncoder(f.IO.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(infos)
+	}
+	fmt.Fprint(f.IO.Out, "NeMo Gym Server Status:\n\n")
+	launcher.WriteStatus(f.IO.Out, infos)
+	return nil
+}

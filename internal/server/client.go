@@ -1,0 +1,335 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ClientOptions tunes a Client. Zero fields take the defaults, which are
+// sized for thousands of concurrent rollouts through one process.
+type ClientOptions struct {
+	// Timeout bounds one attempt, from dialling to the end of the body.
+	// Zero means none, as in NeMo Gym: an agent's /run can legitimately
+	// take hours, and the caller's context is the real bound.
+	Timeout time.Duration
+	// ConnectTimeout bounds dialling and the TLS handshake (default 10 s).
+	ConnectTimeout time.Duration
+	// MaxRetries caps retries after the first try (default 10; negative:
+	// never retry). NeMo Gym retries rate limits and connection errors
+	// forever; gym gives up and lets the rollout be recorded as failed.
+	MaxRetries int
+	// BaseBackoff and MaxBackoff bound the exponential backoff (defaults
+	// 0.5 s, NeMo Gym's fixed retry sleep, and 60 s).
+	BaseBackoff, MaxBackoff time.Duration
+	// MaxConnsPerHost caps connections, and idle ones kept, per host
+	// (default 1024, NeMo Gym's global_aiohttp_connector_limit_per_host).
+	MaxConnsPerHost int
+	// Logger receives a line per retry (default slog.Default()).
+	Logger *slog.Logger
+}
+
+const (
+	defaultConnectTimeout  = 10 * time.Second
+	defaultMaxRetries      = 10
+	defaultBaseBackoff     = 500 * time.Millisecond
+	defaultMaxBackoff      = 60 * time.Second
+	defaultMaxConnsPerHost = 1024
+	// Shorter than the servers' 30 s so the client, not the server, closes
+	// an idle connection, and never reuses one the server is closing.
+	clientKeepAlive = 15 * time.Second
+	// A 500 is usually a real failure, so like NeMo Gym's model client it
+	// gets 3 tries in all, however many retries rate limits get.
+	serverErrorTries = 3
+	// A Retry-After longer than this (a daily quota, say) is not waited for.
+	maxRetryAfter = 10 * time.Minute
+	// Error bodies end up inside error messages; a bound keeps a
+	// misbehaving upstream from filling memory.
+	maxErrorBody = 4 << 20
+)
+
+// Client makes server→server and server→upstream HTTP calls with bounded
+// retries. It keeps no cookie jar: callers forward cookies by hand, as NeMo
+// Gym's servers do. It is safe for concurrent use.
+type Client struct {
+	http        *http.Client
+	maxRetries  int
+	baseBackoff time.Duration
+	maxBackoff  time.Duration
+	logger      *slog.Logger
+	// Seams for tests: waiting, jitter and the clock.
+	sleep  func(context.Context, time.Duration) error
+	jitter func(n int64) int64
+	now    func() time.Time
+}
+
+// NewClient returns a Client with opts, defaults filled in.
+func NewClient(opts ClientOptions) *Client {
+	if opts.ConnectTimeout <= 0 {
+		opts.ConnectTimeout = defaultConnectTimeout
+	}
+	if opts.MaxRetries == 0 {
+		opts.MaxRetries = defaultMaxRetries
+	}
+	if opts.BaseBackoff <= 0 {
+		opts.BaseBackoff = defaultBaseBackoff
+	}
+	if opts.MaxBackoff <= 0 {
+		opts.MaxBackoff = defaultMaxBackoff
+	}
+	if opts.MaxConnsPerHost <= 0 {
+		opts.MaxConnsPerHost = defaultMaxConnsPerHost
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	dialer := &net.Dialer{
+		Timeout: opts.ConnectTimeout,
+		// NeMo Gym's TCP keepalive: idle 60 s, interval 10 s, 3 probes. It
+		// also keeps NAT entries alive while a response is slow to start.
+		KeepAliveConfig: net.KeepAliveConfig{Enable: true, Idle: 60 * time.Second, Interval: 10 * time.Second, Count: 3},
+	}
+	transport := &http.Transport{
+		// NeMo Gym's aiohttp session ignores proxy variables; internal
+		// traffic on a cluster must not detour through a proxy.
+		Proxy:               nil,
+		DialContext:         dialer.DialContext,
+		ForceAttemptHTTP2:   true,
+		MaxIdleConnsPerHost: opts.MaxConnsPerHost,
+		MaxConnsPerHost:     opts.MaxConnsPerHost,
+		IdleConnTimeout:     clientKeepAlive,
+		TLSHandshakeTimeout: opts.ConnectTimeout,
+		// PINGs keep an HTTP/2 connection alive while a response waits
+		// minutes for its first byte, past idle cut-offs of middleboxes.
+		HTTP2: &http.HTTP2Config{SendPingTimeout: 30 * time.Second, PingTimeout: 15 * time.Second},
+	}
+	retries := max(opts.MaxRetries, 0)
+	return &Client{
+		http:        &http.Client{Transport: transport, Timeout: opts.Timeout},
+		maxRetries:  retries,
+		baseBackoff: opts.BaseBackoff,
+		maxBackoff:  opts.MaxBackoff,
+		logger:      opts.Logger,
+		sleep:       sleepCtx,
+		jitter:      rand.Int64N,
+		now:         time.Now,
+	}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// UpstreamError is a call that ended with a non-2xx status. Handle maps it
+// to NeMo Gym's 500 "Hit an exception in <server> calling an inner server".
+type UpstreamError struct {
+	Status int
+	Body   []byte
+	URL    string
+}
+
+func (e *UpstreamError) Error() string {
+	body := e.Body
+	if len(body) > 2000 {
+		body = append(body[:2000:2000], "..."...)
+	}
+	return fmt.Sprintf("%s returned HTTP %d: %s", e.URL, e.Status, body)
+}
+
+// Do sends req, retrying connection errors and 429/500/502/503/504/520
+// responses with exponential backoff and full jitter, waiting at least as
+// long as a Retry-After asks. The body is replayed on each try (from
+// GetBody, or buffered when the request has none). A 2xx response is
+// returned with its body open; any other final status is an *UpstreamError
+// holding the body.
+func (c *Client) Do(ctx context.Context, req *http.Request) (*http.Response, error) {
+	if req.URL == nil || (req.URL.Scheme != "http" && req.URL.Scheme != "https") || req.URL.Host == "" {
+		return nil, fmt.Errorf("%s %q: not an http(s) URL with a host", req.Method, req.URL)
+	}
+	req = req.WithContext(ctx)
+	if err := makeReplayable(req); err != nil {
+		return nil, err
+	}
+	url := req.URL.Redacted()
+	for try := 1; ; try++ {
+		attempt := req
+		if try > 1 && req.GetBody != nil {
+			body, err := req.GetBody()
+			if err != nil {
+				return nil, fmt.Errorf("%s %s: replaying the request body: %w", req.Method, url, err)
+			}
+			attempt = req.WithContext(ctx)
+			attempt.Body = body
+		}
+		resp, err := c.http.Do(attempt)
+		var delay time.Duration
+		if err != nil {
+			if ctx.Err() != nil || !retryableError(err) {
+				return nil, err
+			}
+			if try > c.maxRetries {
+				return nil, fmt.Errorf("%w (gave up after %d tries)", err, try)
+			}
+			delay = c.backoff(try)
+			c.logger.Warn("retrying request", "url", url, "kind", "connection", "try", try, "max_tries", c.maxRetries+1, "error", err, "delay", delay)
+		} else {
+			if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+				return resp, nil
+			}
+			body, readErr := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+			resp.Body.Close()
+			if readErr != nil {
+				return nil, fmt.Errorf("%s %s: HTTP %d, reading the body: %w", req.Method, url, resp.StatusCode, readErr)
+			}
+			kind, retryable := retryableStatus(resp.StatusCode)
+			wait, hasWait := retryAfter(resp.Header.Get("Retry-After"), c.now())
+			if !retryable || try > c.maxRetries || (kind == "server_error" && try >= serverErrorTries) || wait > maxRetryAfter {
+				return nil, &UpstreamError{Status: resp.StatusCode, Body: body, URL: url}
+			}
+			delay = c.backoff(try)
+			if hasWait {
+				// The server named the time; jitter on top keeps a crowd of
+				// clients told the same thing from returning at once.
+				delay = wait + time.Duration(c.jitter(int64(c.baseBackoff)))
+			}
+			c.logger.Warn("retrying request", "url", url, "kind", kind, "status", resp.StatusCode, "try", try, "max_tries", c.maxRetries+1, "delay", delay, "error_msg", truncate(string(body), 200))
+		}
+		if err := c.sleep(ctx, delay); err != nil {
+			return nil, fmt.Errorf("%s %s: %w while waiting to retry", req.Method, url, err)
+		}
+	}
+}
+
+// makeReplayable gives req a GetBody, buffering a body that has none, so
+// every try sends the same bytes.
+func makeReplayable(req *http.Request) error {
+	if req.Body == nil || req.Body == http.NoBody || req.GetBody != nil {
+		return nil
+	}
+	data, err := io.ReadAll(req.Body)
+	req.Body.Close()
+	if err != nil {
+		return fmt.Errorf("%s %s: reading the request body: %w", req.Method, req.URL.Redacted(), err)
+	}
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }
+	req.Body, _ = req.GetBody()
+	req.ContentLength = int64(len(data))
+	return nil
+}
+
+// backoff is full jitter: uniform in [0, min(MaxBackoff, BaseBackoff·2^(try-1))].
+func (c *Client) backoff(try int) time.Duration {
+	ceiling := c.baseBackoff
+	for i := 1; i < try && ceiling < c.maxBackoff; i++ {
+		ceiling *= 2
+	}
+	ceiling = min(ceiling, c.maxBackoff)
+	return time.Duration(c.jitter(int64(ceiling) + 1))
+}
+
+// retryableStatus classifies statuses as NeMo Gym's model client does:
+// rate limits and gateway failures are transient, a 500 may be.
+func retryableStatus(code int) (kind string, ok bool) {
+	switch code {
+	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout, 520:
+		return "rate_limit", true
+	case http.StatusInternalServerError:
+		return "server_error", true
+	}
+	return "", false
+}
+
+// retryableError reports whether another try might succeed: a refused or
+// dropped connection might, a certificate the client rejects will not.
+func retryableError(err error) bool {
+	var cert *tls.CertificateVerificationError
+	return !errors.As(err, &cert)
+}
+
+// retryAfter reads a Retry-After value: delay-seconds or an HTTP date.
+func retryAfter(v string, now time.Time) (time.Duration, bool) {
+	if v == "" {
+		return 0, false
+	}
+	if secs, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
+		if secs < 0 {
+			return 0, false
+		}
+		return time.Duration(min(secs, int64(maxRetryAfter/time.Second)+1)) * time.Second, true
+	}
+	t, err := http.ParseTime(v)
+	if err != nil {
+		return 0, false
+	}
+	return max(t.Sub(now), 0), true
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
+
+// PostJSON posts a JSON body with the given cookies and returns the
+// response body and the cookies the response set. Cookies are sent
+// verbatim: a session cookie belongs to the server that issued it, and the
+// caller relays it, as NeMo Gym's agents do.
+func (c *Client) PostJSON(ctx context.Context, url string, body []byte, cookies []*http.Cookie) ([]byte, []*http.Cookie, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if h := cookieHeader(cookies); h != "" {
+		req.Header.Set("Cookie", h)
+	}
+	resp, err := c.Do(ctx, req)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, nil, fmt.Errorf("POST %s: reading the response: %w", req.URL.Redacted(), err)
+	}
+	return data, resp.Cookies(), nil
+}
+
+// cookieHeader joins cookies as a Cookie header without net/http's value
+// sanitizing, which would rewrite a value another server issued.
+func cookieHeader(cookies []*http.Cookie) string {
+	var b strings.Builder
+	for _, ck := range cookies {
+		if b.Len() > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(ck.Name)
+		b.WriteByte('=')
+		if ck.Quoted {
+			b.WriteByte('"')
+			b.WriteString(ck.Value)
+			b.WriteByte('"')
+		} else {
+			b.WriteString(ck.Value)
+		}
+	}
+	return b.String()
+}

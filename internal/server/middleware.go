@@ -1,0 +1,230 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+)
+
+// HandlerFunc is a handler that may fail: Handle turns its error into the
+// response NeMo Gym's exception middleware gives (spec §3.3).
+type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// Handle adapts h to http.Handler. A returned *ValidationError (from
+// DecodeJSON, say) becomes FastAPI's 422; an *UpstreamError anywhere in the
+// chain becomes 500 "Hit an exception in <ServerName> calling an inner
+// server: <body>"; any other error becomes 500 with its text as a JSON
+// string. An error after the response has started aborts the connection, so
+// the client sees a truncated response rather than a complete-looking one.
+// Handle is meant to run inside Wrap, which supplies the server's name.
+func Handle(h HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			st := stateOf(r)
+			if st == nil {
+				st = &requestState{mw: &middleware{logger: slog.Default()}, tw: trackingWriter{w: w}}
+			}
+			st.fail(w, r, err)
+		}
+	})
+}
+
+// Wrap puts h behind the middleware every Gym server has, outermost first:
+// error mapping (panics become 500s), the rollout prefix
+// (/ng-rollout/<id>[/training-token-capture]/<rest> is served as /<rest>),
+// the session cookie, and `GET /` liveness. Serve calls it; tests of a
+// component call it to see what a client sees. rt.ServerName() must be a
+// valid cookie name (Serve checks).
+func Wrap(rt *Runtime, h http.Handler) http.Handler {
+	name := rt.ServerName()
+	return &middleware{next: h, name: name, logger: loggerOf(rt), cookie: newSessionCookie(name)}
+}
+
+type middleware struct {
+	next   http.Handler
+	name   string
+	logger *slog.Logger
+	cookie *sessionCookie
+}
+
+type ctxKey struct{}
+
+// requestState is everything the middleware learns about one request, kept
+// in one allocation with the writer that tracks whether the response began.
+type requestState struct {
+	mw           *middleware
+	tw           trackingWriter
+	sessionID    string
+	rolloutID    string
+	tokenCapture bool
+}
+
+func stateOf(r *http.Request) *requestState {
+	st, _ := r.Context().Value(ctxKey{}).(*requestState)
+	return st
+}
+
+// SessionID is the request's session id: the one its cookie carries, or a
+// fresh UUIDv4 when it has no valid cookie. Per-rollout state is keyed by it.
+func SessionID(r *http.Request) string {
+	if st := stateOf(r); st != nil {
+		return st.sessionID
+	}
+	return ""
+}
+
+// RolloutID is the id from an /ng-rollout/<id>/ request path, or "" when the
+// request came without the prefix.
+func RolloutID(r *http.Request) string {
+	if st := stateOf(r); st != nil {
+		return st.rolloutID
+	}
+	return ""
+}
+
+// TokenCapture reports whether the request came under
+// /ng-rollout/<id>/training-token-capture/.
+func TokenCapture(r *http.Request) bool {
+	if st := stateOf(r); st != nil {
+		return st.tokenCapture
+	}
+	return false
+}
+
+func (m *middleware) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	st := &requestState{mw: m, tw: trackingWriter{w: w}}
+	defer func() {
+		if v := recover(); v != nil {
+			st.recovered(r, v)
+		}
+	}()
+	route, prefixed, err := parseRolloutPath(r.URL.EscapedPath())
+	if err != nil {
+		m.logger.Warn("rejected request", "path", r.URL.Path, "error", err)
+		writeJSON(&st.tw, http.StatusBadRequest, jsonString(err.Error()))
+		return
+	}
+	r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, st))
+	if prefixed {
+		st.rolloutID, st.tokenCapture = route.ID, route.Capture
+		u := *r.URL
+		u.Path, u.RawPath = route.Path, route.RawPath
+		r.URL = &u
+	}
+	var token string
+	st.sessionID, token = m.cookie.session(r)
+	// Starlette re-issues the cookie on every response, refreshing its
+	// max-age; the id is fixed for the request, so the header goes out now.
+	st.tw.Header().Add("Set-Cookie", m.cookie.header(token))
+	if r.URL.Path == "/" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		writeJSON(&st.tw, http.StatusOK, []byte(`{"status":"ok"}`))
+		return
+	}
+	m.next.ServeHTTP(&st.tw, r)
+}
+
+// recovered maps a panic the way NeMo Gym maps a non-Exception throwable.
+func (st *requestState) recovered(r *http.Request, v any) {
+	if v == http.ErrAbortHandler {
+		panic(v)
+	}
+	st.mw.logger.Error("panic while serving a request", "method", r.Method, "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
+	if st.tw.started {
+		panic(http.ErrAbortHandler)
+	}
+	clearHeader(st.tw.Header())
+	writeJSON(&st.tw, http.StatusInternalServerError, jsonString("An unknown error occurred"))
+}
+
+func (st *requestState) fail(w http.ResponseWriter, r *http.Request, err error) {
+	log := st.mw.logger
+	if st.tw.started {
+		log.Error("request failed after its response started; aborting the connection", "method", r.Method, "path", r.URL.Path, "error", err)
+		panic(http.ErrAbortHandler)
+	}
+	var ve *ValidationError
+	var ue *UpstreamError
+	switch {
+	case errors.As(err, &ve):
+		// FastAPI answers 422 inside the session middleware, so the
+		// cookie stays on this response.
+		log.Info("request validation failed", "method", r.Method, "path", r.URL.Path, "error", err)
+		writeJSON(w, http.StatusUnprocessableEntity, ve.body())
+		return
+	case errors.As(err, &ue):
+		clearHeader(w.Header())
+		writeJSON(w, http.StatusInternalServerError, jsonString(fmt.Sprintf("Hit an exception in %s calling an inner server: %s", st.mw.name, ue.Body)))
+	default:
+		clearHeader(w.Header())
+		writeJSON(w, http.StatusInternalServerError, jsonString(err.Error()))
+	}
+	if r.Context().Err() != nil {
+		log.Debug("request ended after its client went away", "method", r.Method, "path", r.URL.Path, "error", err)
+		return
+	}
+	log.Error("request failed", "method", r.Method, "path", r.URL.Path, "error", err)
+}
+
+// clearHeader drops what a failed handler had prepared: NeMo Gym's
+// exception middleware sits outside the session middleware and answers with
+// a fresh response.
+func clearHeader(h http.Header) {
+	for k := range h {
+		delete(h, k)
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, body []byte) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	w.Write(body)
+}
+
+// jsonString encodes s as Starlette's JSONResponse does: no HTML escaping.
+func jsonString(s string) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(s)
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+// trackingWriter records whether the response has started, which decides
+// whether a failure can still become an error response.
+type trackingWriter struct {
+	w       http.ResponseWriter
+	started bool
+}
+
+func (t *trackingWriter) Header() http.Header { return t.w.Header() }
+
+func (t *trackingWriter) WriteHeader(code int) {
+	if code >= 200 || code == http.StatusSwitchingProtocols {
+		t.started = true
+	}
+	t.w.WriteHeader(code)
+}
+
+func (t *trackingWriter) Write(b []byte) (int, error) {
+	t.started = true
+	return t.w.Write(b)
+}
+
+// Flush keeps synthesized SSE streams flowing through the wrapper.
+func (t *trackingWriter) Flush() {
+	t.started = true
+	if f, ok := t.w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (t *trackingWriter) Unwrap() http.ResponseWriter { return t.w }

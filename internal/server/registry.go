@@ -1,0 +1,82 @@
+// Package server is the runtime every Go-native Gym server process runs in:
+// it reads the process's config section from the environment `gym env start`
+// sets, serves a component's handler behind the middleware every NeMo Gym
+// server has (liveness, session cookies, error mapping, rollout-prefix
+// routes), and gives components an HTTP client for calls to other servers
+// and to upstream model endpoints.
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Factory builds a component's handler from its runtime. It runs before the
+// dry-run check, so a dry run validates everything a factory checks.
+type Factory func(rt *Runtime) (http.Handler, error)
+
+type registration struct {
+	className string
+	factory   Factory
+}
+
+// The registry is the package's only mutable state: components fill it from
+// init and `gym serve` reads it, so a mutex keeps a late Register honest.
+var (
+	registryMu sync.RWMutex
+	registry   = map[string]registration{}
+)
+
+// Register makes a Go implementation available to `gym serve` under kind,
+// `<server_type>/<implementation>` as in the config (for example
+// `responses_api_models/openai_model`). className is the name of the NeMo
+// Gym server class the component stands in for (`SimpleModelServer`); it
+// names the session cookie and error messages (`<className>___<instance>`),
+// so mixed Go/Python deployments line up. Components call Register from
+// init; a bad or duplicate registration is a programming error and panics.
+func Register(kind, className string, f Factory) {
+	typ, impl, ok := strings.Cut(kind, "/")
+	if !ok || typ == "" || impl == "" || strings.Contains(impl, "/") {
+		panic(fmt.Sprintf("server.Register: kind %q must be <server_type>/<implementation>", kind))
+	}
+	if className == "" || !validCookieName(className) {
+		panic(fmt.Sprintf("server.Register(%q): class name %q must be a non-empty HTTP token (it names the session cookie)", kind, className))
+	}
+	if f == nil {
+		panic(fmt.Sprintf("server.Register(%q): nil factory", kind))
+	}
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if _, dup := registry[kind]; dup {
+		panic(fmt.Sprintf("server.Register: %q registered twice", kind))
+	}
+	registry[kind] = registration{className: className, factory: f}
+}
+
+// Lookup returns the factory registered under kind.
+func Lookup(kind string) (Factory, bool) {
+	reg, ok := lookup(kind)
+	return reg.factory, ok
+}
+
+func lookup(kind string) (registration, bool) {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	reg, ok := registry[kind]
+	return reg, ok
+}
+
+// Kinds lists the registered kinds, sorted.
+func Kinds() []string {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	kinds := make([]string, 0, len(registry))
+	for k := range registry {
+		kinds = append(kinds, k)
+	}
+	slices.Sort(kinds)
+	return kinds
+}
