@@ -355,7 +355,9 @@ func TestChildEnvironment(t *testing.T) {
 	f := newFixture(t)
 	writeFile(t, filepath.Join(f.dir, "resources_servers/envdump/app.sh"), "#!/bin/sh\necho \"path=$NEMO_GYM_CONFIG_PATH pythonpath=$PYTHONPATH cwd=$(pwd) extra=$NEMO_GYM_EXTRA_ROOTS\"\necho \"$NEMO_GYM_CONFIG_DICT\" | grep -c 'secret: hunter2'\n", 0o755)
 	f.environ = []string{"PATH=" + os.Getenv("PATH"), "PYTHONPATH=/prev", "NEMO_GYM_EXTRA_ROOTS=/extra"}
-	opts := f.options(t, server("envdump", "envdump", "app.sh", "secret: hunter2"), "++dry_run=true")
+	logDir := filepath.Join(f.dir, "logs")
+	opts := f.options(t, server("envdump", "envdump", "app.sh", "secret: hunter2", "key_ref: ${policy_api_key}"),
+		"++dry_run=true", "+policy_api_key=sk-real", "+nemo_gym_log_dir="+logDir)
 	if _, err := Start(context.Background(), opts); err != nil {
 		t.Fatalf("start: %v\n%s", err, f.out)
 	}
@@ -363,6 +365,39 @@ func TestChildEnvironment(t *testing.T) {
 	want := fmt.Sprintf("(envdump) path=envdump pythonpath=%s:/prev cwd=%s extra=/extra\n(envdump) 1\n", dir, dir)
 	if !strings.Contains(f.out.String(), want) {
 		t.Errorf("output:\n%s\nwant:\n%s", f.out, want)
+	}
+	logged, err := os.ReadFile(filepath.Join(logDir, "envdump.log"))
+	if err != nil || !strings.HasPrefix(string(logged), "path=envdump ") {
+		t.Errorf("log file: %q, %v", logged, err)
+	}
+}
+
+// T71: children get the config unresolved and unmasked.
+func TestChildConfigIsUnresolvedAndUnmasked(t *testing.T) {
+	f := newFixture(t)
+	writeFile(t, filepath.Join(f.dir, "resources_servers/cfgdump/app.sh"), "#!/bin/sh\necho \"$NEMO_GYM_CONFIG_DICT\" | grep -E 'policy_api_key|key_ref'\n", 0o755)
+	opts := f.options(t, server("cfgdump", "cfgdump", "app.sh", "key_ref: ${policy_api_key}"), "++dry_run=true", "+policy_api_key=sk-real")
+	if _, err := Start(context.Background(), opts); err != nil {
+		t.Fatalf("start: %v\n%s", err, f.out)
+	}
+	for _, want := range []string{"(cfgdump)       key_ref: ${policy_api_key}", "(cfgdump) policy_api_key: sk-real"} {
+		if !strings.Contains(f.out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, f.out)
+		}
+	}
+}
+
+func TestPrefixColourIsStablePerInstance(t *testing.T) {
+	var a, b strings.Builder
+	pumpLines(strings.NewReader("x\n"), "policy_model", true, &syncWriter{w: &a}, &tail{max: 1}, nil)
+	pumpLines(strings.NewReader("x\n"), "policy_model", true, &syncWriter{w: &b}, &tail{max: 1}, nil)
+	if a.String() != b.String() || !strings.Contains(a.String(), "\x1b[") || !strings.HasSuffix(a.String(), " x\n") {
+		t.Errorf("coloured lines %q and %q", a.String(), b.String())
+	}
+	var plain strings.Builder
+	pumpLines(strings.NewReader("a\nno newline"), "m", false, &syncWriter{w: &plain}, &tail{max: 1}, nil)
+	if plain.String() != "(m) a\n(m) no newline\n" {
+		t.Errorf("plain = %q", plain.String())
 	}
 }
 
