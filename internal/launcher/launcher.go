@@ -57,7 +57,24 @@ type child struct {
 	tail     *tail
 	logFile  *os.File
 	started  time.Time
+	output   *os.File // read end of the child's stdout/stderr pipe
 	pumpDone chan struct{}
+}
+
+// drainGrace bounds how long output may keep flowing after a server's
+// group is gone: a descendant that left the group (a daemon) may hold the
+// pipe open forever, and must not hold gym up.
+const drainGrace = time.Second
+
+// drained waits for the child's output to end, closing the pipe if a
+// stray holder keeps it open.
+func (c *child) drained() {
+	select {
+	case <-c.pumpDone:
+	case <-time.After(drainGrace):
+		c.output.Close()
+		<-c.pumpDone
+	}
 }
 
 // CrashError is a server that exited on its own.
@@ -122,7 +139,7 @@ func Start(ctx context.Context, opts Options) (*Launch, error) {
 		l.children = append(l.children, c)
 		if l.DryRun {
 			<-c.proc.exited
-			<-c.pumpDone
+			c.drained()
 		}
 	}
 	l.head.setInstances(l.infos())
@@ -233,10 +250,9 @@ func (l *Launch) startChild(ctx context.Context, spec ChildSpec, yaml string, py
 		pr.Close()
 		return nil, fmt.Errorf("cannot start server '%s' (%s): %w", spec.Instance, strings.Join(argv, " "), err)
 	}
-	c.proc, c.started = proc, time.Now()
+	c.proc, c.started, c.output = proc, time.Now(), pr
 	go func() {
 		defer close(c.pumpDone)
-		defer pr.Close()
 		pumpLines(pr, spec.Instance, l.opts.Color, l.out, c.tail, c.logFile)
 	}()
 	return c, nil
@@ -255,7 +271,7 @@ func (l *Launch) watch(c *child) {
 		select {
 		case <-l.stopping:
 		default:
-			<-c.pumpDone
+			c.drained()
 			l.crashed <- c
 		}
 	case <-l.stopping:
@@ -309,7 +325,8 @@ func (l *Launch) Stop() {
 					killed = append(killed, c.spec.Instance)
 					mu.Unlock()
 				}
-				<-c.pumpDone
+				c.drained()
+				c.output.Close()
 				if c.logFile != nil {
 					c.logFile.Close()
 				}

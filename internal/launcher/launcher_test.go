@@ -430,3 +430,36 @@ func TestStopEscalatesToSIGKILL(t *testing.T) {
 		t.Errorf("exit = %v", c.proc.exitDescription())
 	}
 }
+
+// A descendant that leaves the group (a daemon) still holds the output
+// pipe; stopping must not wait for it.
+func TestStopDoesNotWaitForADaemonHoldingOutput(t *testing.T) {
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("no setsid")
+	}
+	f := newFixture(t)
+	writeFile(t, filepath.Join(f.dir, "resources_servers/daemonizing/app.sh"),
+		"#!/bin/sh\nsetsid sleep 30 &\necho \"daemon $!\"\nexec sleep 30\n", 0o755)
+	opts := f.options(t, server("d", "daemonizing", "app.sh"))
+	l := &Launch{opts: opts, out: &syncWriter{w: f.out}, crashed: make(chan *child, 1), stopping: make(chan struct{})}
+	specs, err := plan(opts.Result, opts.Roots, os.LookupEnv, opts.Registered, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := l.startChild(context.Background(), specs[0], config.Dump(opts.Result.Config), newPythonEnv(opts.Result.Config, lookPathNoUV, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.children = append(l.children, c)
+	for !strings.Contains(f.out.String(), "daemon ") {
+		time.Sleep(10 * time.Millisecond)
+	}
+	rest := f.out.String()[strings.Index(f.out.String(), "daemon ")+len("daemon "):]
+	daemon, _ := strconv.Atoi(strings.Fields(rest)[0])
+	t.Cleanup(func() { syscall.Kill(daemon, syscall.SIGKILL) })
+	start := time.Now()
+	l.Stop()
+	if d := time.Since(start); d > opts.Grace+drainGrace+time.Second {
+		t.Errorf("Stop took %s", d)
+	}
+}
