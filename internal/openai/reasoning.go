@@ -1,0 +1,101 @@
+package openai
+
+import "github.com/tidwall/gjson"
+
+// Some Responses-compatible providers put a reasoning item's text in a
+// content part typed `output_text`, which only message items may carry, so
+// the response fails validation. The fix renames that discriminator to
+// `reasoning_text`, but only for a part that is unmistakably reasoning
+// text in the wrong costume: a string `text` and nothing else except an
+// empty `annotations: []`. Any other shape may mean something we do not
+// know, so it is left for validation to judge.
+
+const reasoningTextType = `"reasoning_text"`
+
+// FixProviderReasoning applies the provider reasoning fix to every
+// `reasoning` item in a Responses object's `output`. It returns resp itself
+// when nothing applies (including when resp is not JSON); otherwise only the
+// renamed discriminators differ.
+func FixProviderReasoning(resp []byte) []byte {
+	if !gjson.ValidBytes(resp) {
+		return resp
+	}
+	output := gjson.GetBytes(resp, "output")
+	if !output.IsArray() {
+		return resp
+	}
+	var edits []edit
+	elems(output, func(_ int, item gjson.Result) bool {
+		edits = appendReasoningFixes(edits, item)
+		return true
+	})
+	return splice(resp, edits)
+}
+
+// FixReasoningItem applies the fix to one output item, as carried by a
+// `response.output_item.added`/`.done` event.
+func FixReasoningItem(item []byte) []byte {
+	if !gjson.ValidBytes(item) {
+		return item
+	}
+	return splice(item, appendReasoningFixes(nil, gjson.ParseBytes(item)))
+}
+
+// FixReasoningPart applies the fix to one content part of a reasoning item,
+// as carried by a `response.content_part.added`/`.done` event; the caller
+// knows from the event's output_index that the part belongs to reasoning.
+func FixReasoningPart(part []byte) []byte {
+	if !gjson.ValidBytes(part) {
+		return part
+	}
+	p := gjson.ParseBytes(part)
+	if !isMiscastReasoningPart(p) {
+		return part
+	}
+	e, ok := replaceValue(p.Get("type"), reasoningTextType)
+	if !ok {
+		return part
+	}
+	return splice(part, []edit{e})
+}
+
+func appendReasoningFixes(edits []edit, item gjson.Result) []edit {
+	if !item.IsObject() || !isString(item.Get("type"), "reasoning") {
+		return edits
+	}
+	content := item.Get("content")
+	if !content.IsArray() {
+		return edits
+	}
+	elems(content, func(_ int, part gjson.Result) bool {
+		if isMiscastReasoningPart(part) {
+			// Result.Get reports offsets in the whole document, not in part.
+			if e, ok := replaceValue(part.Get("type"), reasoningTextType); ok {
+				edits = append(edits, e)
+			}
+		}
+		return true
+	})
+	return edits
+}
+
+// isMiscastReasoningPart is the exact boundary of the fix: type
+// "output_text", a string text, and no member but those two and an
+// optional empty annotations array.
+func isMiscastReasoningPart(part gjson.Result) bool {
+	if !part.IsObject() || !isString(part.Get("type"), "output_text") || part.Get("text").Type != gjson.String {
+		return false
+	}
+	n, repeated := memberCount(part)
+	if repeated {
+		return false
+	}
+	switch n {
+	case 2:
+		return true
+	case 3:
+		ann := part.Get("annotations")
+		return ann.IsArray() && len(ann.Array()) == 0
+	}
+	return false
+}

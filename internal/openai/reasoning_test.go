@@ -1,0 +1,59 @@
+package openai
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/tidwall/gjson"
+)
+
+func TestFixProviderReasoning(t *testing.T) {
+	for _, f := range fixtures(t, "reasoning") {
+		t.Run(f.name(), func(t *testing.T) {
+			in := f.must(t, "in.json")
+			got := FixProviderReasoning(in)
+			if _, unchanged := f.get("unchanged"); unchanged {
+				if !bytes.Equal(got, in) || &got[0] != &in[0] {
+					t.Fatalf("want the input back untouched, got\n%s", got)
+				}
+				return
+			}
+			f.check(t, "want.json", got, false)
+			if again := FixProviderReasoning(got); !bytes.Equal(again, got) {
+				t.Errorf("the fix is not idempotent:\n%s", again)
+			}
+		})
+	}
+}
+
+// The item and part variants, used on stream events, agree with the whole
+// response fix on every fixture.
+func TestFixReasoningItemAndPart(t *testing.T) {
+	for _, f := range fixtures(t, "reasoning") {
+		in := f.must(t, "in.json")
+		want := FixProviderReasoning(in)
+		wantOut := gjson.GetBytes(want, "output").Array()
+		for i, item := range gjson.GetBytes(in, "output").Array() {
+			if got := FixReasoningItem([]byte(item.Raw)); string(got) != wantOut[i].Raw {
+				t.Errorf("%s: item %d: got %s, want %s", f.name(), i, got, wantOut[i].Raw)
+			}
+			if !isString(item.Get("type"), "reasoning") {
+				continue
+			}
+			wantParts := wantOut[i].Get("content").Array()
+			for j, part := range item.Get("content").Array() {
+				if got := FixReasoningPart([]byte(part.Raw)); string(got) != wantParts[j].Raw {
+					t.Errorf("%s: item %d part %d: got %s, want %s", f.name(), i, j, got, wantParts[j].Raw)
+				}
+			}
+		}
+	}
+}
+
+func TestFixProviderReasoningNotJSON(t *testing.T) {
+	for _, in := range []string{``, `{`, `{"output":[{"type":"reasoning","content":[{"type":"output_text","text":"a"}]}]`, `[1,2]`, `"x"`} {
+		if got := FixProviderReasoning([]byte(in)); string(got) != in {
+			t.Errorf("FixProviderReasoning(%q) = %q, want it unchanged", in, got)
+		}
+	}
+}

@@ -1,0 +1,132 @@
+package openai
+
+import (
+	"strings"
+
+	"github.com/tidwall/gjson"
+)
+
+// IsStreaming reports whether a request asks for a stream. Only a literal
+// true does: that is how both OpenAI APIs read `stream`, and NeMo Gym's
+// chat route sends anything else to strict validation.
+func IsStreaming(body []byte) bool {
+	return gjson.GetBytes(body, "stream").Type == gjson.True
+}
+
+// SetModel overwrites the request's top-level `model` with model, in place,
+// or adds it at the end when the request has none. The model server's
+// configured model always wins over the client's.
+func SetModel(body []byte, model string) ([]byte, error) {
+	root, err := parseObject(body, "request body")
+	if err != nil {
+		return nil, err
+	}
+	q := quote(model)
+	if m := root.Get("model"); m.Exists() {
+		if e, ok := replaceValue(m, q); ok {
+			return splice(body, []edit{e}), nil
+		}
+	}
+	return appendMembers(body, root, `"model":`+q), nil
+}
+
+// MergeUnder merges extra (a server's extra_body) under the request: a
+// top-level key the request has keeps the request's value, and extra's
+// other keys are added. Like NeMo Gym's `extra_body | body`, the union is
+// shallow: a nested object the request sets replaces extra's whole object,
+// it is not merged key by key. The added keys go first, where Python's dict
+// union puts them; the request's own members keep their bytes and order.
+// An empty or null extra leaves body as it is.
+func MergeUnder(body, extra []byte) ([]byte, error) {
+	root, err := parseObject(body, "request body")
+	if err != nil {
+		return nil, err
+	}
+	if t := strings.TrimSpace(string(extra)); t == "" || t == "null" {
+		return body, nil
+	}
+	under, err := parseObject(extra, "extra_body")
+	if err != nil {
+		return nil, err
+	}
+	have := make(map[string]struct{}, 16)
+	root.ForEach(func(k, _ gjson.Result) bool {
+		have[k.Str] = struct{}{}
+		return true
+	})
+	var add []string
+	under.ForEach(func(k, v gjson.Result) bool {
+		if _, ok := have[k.Str]; !ok {
+			add = append(add, k.Raw+":"+v.Raw)
+			have[k.Str] = struct{}{} // a key repeated in extra is added once
+		}
+		return true
+	})
+	if len(add) == 0 {
+		return body, nil
+	}
+	members := strings.Join(add, ",")
+	open := root.Index // offset of '{'
+	rest := body[open+1:]
+	var b []byte
+	b = append(b, body[:open+1]...)
+	b = append(b, members...)
+	if hasMembers(root) {
+		b = append(b, ',')
+	}
+	return append(b, rest...), nil
+}
+
+// DropInputReasoning removes the `type: "reasoning"` items from a Responses
+// request's `input` list (drop_input_reasoning_items), for upstreams that
+// reject replayed reasoning. Any other input, and a body with no reasoning
+// item, comes back unchanged.
+func DropInputReasoning(body []byte) ([]byte, error) {
+	root, err := parseObject(body, "request body")
+	if err != nil {
+		return nil, err
+	}
+	input := root.Get("input")
+	if !input.IsArray() {
+		return body, nil
+	}
+	kept := newArray()
+	dropped := false
+	elems(input, func(_ int, item gjson.Result) bool {
+		if item.IsObject() && isString(item.Get("type"), "reasoning") {
+			dropped = true
+		} else {
+			kept.add(item.Raw)
+		}
+		return true
+	})
+	if !dropped {
+		return body, nil
+	}
+	e, ok := replaceValue(input, kept.String())
+	if !ok {
+		return nil, &InvalidError{Field: "input", Reason: "cannot locate the input list in the body"}
+	}
+	return splice(body, []edit{e}), nil
+}
+
+func hasMembers(obj gjson.Result) bool {
+	found := false
+	obj.ForEach(func(_, _ gjson.Result) bool {
+		found = true
+		return false
+	})
+	return found
+}
+
+// appendMembers adds raw members before the object's closing brace.
+func appendMembers(body []byte, root gjson.Result, members string) []byte {
+	end := root.Index + len(root.Raw) - 1 // offset of '}'
+	var b []byte
+	b = append(b, body[:end]...)
+	if hasMembers(root) {
+		b = append(b, ',')
+	}
+	b = append(b, members...)
+	return append(b, body[end:]...)
+}
