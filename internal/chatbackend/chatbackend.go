@@ -1,0 +1,211 @@
+// Package chatbackend is the model-server backend for upstreams that only
+// speak Chat Completions (vLLM, hosted inference providers): Responses
+// requests are translated to Chat Completions and the answers back, with
+// seed 000's rejection rules, while Chat Completions requests pass through.
+// A list of upstream replicas is supported; a session sticks to one of
+// them so its KV cache is reused.
+package chatbackend
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+
+	"github.com/nemo-gym-go/gym/internal/modelserver"
+	"github.com/nemo-gym-go/gym/internal/openai"
+)
+
+// Options configure a Backend.
+type Options struct {
+	// Replicas are the upstream base URLs (each including /v1).
+	Replicas []string
+	// Upstream holds everything but the base URL, shared by every replica.
+	Upstream modelserver.UpstreamOptions
+	Model    string
+	// ExtraBody is merged under every upstream request (request keys win).
+	ExtraBody []byte
+	// ChatTemplateKwargs, when set, is sent as the request's
+	// chat_template_kwargs unless the request has its own.
+	ChatTemplateKwargs []byte
+	Chat               openai.ChatOptions
+	// Tokenize fetches prompt token ids from vLLM's /tokenize when the
+	// completion lacks them and token ids were asked for.
+	Tokenize bool
+}
+
+// Backend implements modelserver.Backend over Chat Completions upstreams.
+type Backend struct {
+	replicas  []*modelserver.Upstream
+	tokenizer []*modelserver.Upstream // per replica, its root without /v1; nil unless Tokenize
+	roots     []string
+	opts      Options
+}
+
+// New builds a Backend with one upstream client per replica.
+func New(opts Options) (*Backend, error) {
+	if len(opts.Replicas) == 0 {
+		return nil, errors.New("no upstream base_url is configured")
+	}
+	b := &Backend{opts: opts}
+	for _, base := range opts.Replicas {
+		o := opts.Upstream
+		o.BaseURL = strings.TrimRight(base, "/")
+		up, err := modelserver.NewUpstream(o)
+		if err != nil {
+			return nil, err
+		}
+		b.replicas = append(b.replicas, up)
+		if opts.Tokenize {
+			o.BaseURL = strings.TrimSuffix(o.BaseURL, "/v1")
+			tok, err := modelserver.NewUpstream(o)
+			if err != nil {
+				return nil, err
+			}
+			b.tokenizer = append(b.tokenizer, tok)
+			b.roots = append(b.roots, o.BaseURL)
+		}
+	}
+	return b, nil
+}
+
+// replica picks the upstream for a session: the first 8 hex digits of
+// sha256(session id) modulo the replica count, as NeMo Gym's vllm_model
+// does, so every request of a rollout lands on one replica.
+func (b *Backend) replica(sessionID string) int {
+	if len(b.replicas) == 1 || sessionID == "" {
+		return 0
+	}
+	sum := sha256.Sum256([]byte(sessionID))
+	n, _ := strconv.ParseUint(hex.EncodeToString(sum[:])[:8], 16, 64)
+	return int(n % uint64(len(b.replicas)))
+}
+
+// Responses translates the request to Chat Completions, calls the upstream
+// without streaming, and translates the answer back; a streaming client
+// gets the answer as synthesized Responses SSE.
+func (b *Backend) Responses(ctx context.Context, body []byte, call modelserver.CallInfo) (*modelserver.Result, error) {
+	body, err := openai.SetModel(body, b.opts.Model)
+	if err != nil {
+		return nil, err
+	}
+	chatReq, err := openai.ResponsesToChatRequest(body, b.opts.Chat)
+	if err != nil {
+		return nil, badRequest(err)
+	}
+	if chatReq, err = b.prepareChat(chatReq); err != nil {
+		return nil, err
+	}
+	idx := b.replica(call.SessionID)
+	upCall := call
+	upCall.Stream = false
+	res, err := b.replicas[idx].Post(ctx, "/chat/completions", chatReq, upCall)
+	if err != nil {
+		return nil, err
+	}
+	completion := res.Body
+	if b.opts.Tokenize && b.opts.Chat.ReturnTokenIDs && !gjson.GetBytes(completion, "prompt_token_ids").Exists() {
+		if completion, err = b.addPromptTokenIDs(ctx, idx, chatReq, completion, upCall); err != nil {
+			return nil, err
+		}
+	}
+	resp, err := openai.ChatToResponsesResponse(completion, body, b.opts.Chat)
+	if err != nil {
+		return nil, &modelserver.StatusError{Status: http.StatusBadGateway, Header: jsonHeader(),
+			Body: errorBody("upstream_invalid_response", "the upstream's chat completion cannot be read as a Responses answer: "+err.Error())}
+	}
+	if call.Stream {
+		h := http.Header{}
+		h.Set("Content-Type", "text/event-stream")
+		return &modelserver.Result{Header: h, Body: openai.SynthesizeResponsesSSE(resp)}, nil
+	}
+	return &modelserver.Result{Header: jsonHeader(), Body: resp}, nil
+}
+
+// ChatCompletions passes the request through with the configured model and
+// extra_body, streaming or not, to the session's replica.
+func (b *Backend) ChatCompletions(ctx context.Context, body []byte, call modelserver.CallInfo) (*modelserver.Result, error) {
+	body, err := openai.SetModel(body, b.opts.Model)
+	if err != nil {
+		return nil, err
+	}
+	if body, err = b.prepareChat(body); err != nil {
+		return nil, err
+	}
+	return b.replicas[b.replica(call.SessionID)].Post(ctx, "/chat/completions", body, call)
+}
+
+func (b *Backend) prepareChat(req []byte) ([]byte, error) {
+	var err error
+	if b.opts.ExtraBody != nil {
+		if req, err = openai.MergeUnder(req, b.opts.ExtraBody); err != nil {
+			return nil, fmt.Errorf("merging extra_body into the request: %w", err)
+		}
+	}
+	if b.opts.ChatTemplateKwargs != nil && !gjson.GetBytes(req, "chat_template_kwargs").Exists() {
+		if req, err = sjson.SetRawBytes(req, "chat_template_kwargs", b.opts.ChatTemplateKwargs); err != nil {
+			return nil, fmt.Errorf("setting chat_template_kwargs: %w", err)
+		}
+	}
+	return req, nil
+}
+
+// addPromptTokenIDs asks vLLM's /tokenize for the prompt's token ids, as
+// NeMo Gym's vllm_model does when the completion does not carry them.
+func (b *Backend) addPromptTokenIDs(ctx context.Context, idx int, chatReq, completion []byte, call modelserver.CallInfo) ([]byte, error) {
+	tok, err := json.Marshal(map[string]json.RawMessage{
+		"model":                 json.RawMessage(strconv.Quote(b.opts.Model)),
+		"messages":              json.RawMessage(gjson.GetBytes(chatReq, "messages").Raw),
+		"add_generation_prompt": json.RawMessage("true"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	res, err := b.tokenizer[idx].Post(ctx, "/tokenize", tok, call)
+	if err != nil {
+		return nil, fmt.Errorf("fetching prompt token ids from %s/tokenize: %w", b.roots[idx], err)
+	}
+	ids := gjson.GetBytes(res.Body, "tokens")
+	if !ids.IsArray() {
+		return nil, fmt.Errorf("%s/tokenize answered without a tokens list", b.roots[idx])
+	}
+	return sjson.SetRawBytes(completion, "prompt_token_ids", []byte(ids.Raw))
+}
+
+func jsonHeader() http.Header {
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	return h
+}
+
+func errorBody(code, message string) []byte {
+	body, _ := json.Marshal(map[string]any{"error": map[string]any{
+		"message": message, "type": "invalid_request_error", "code": code,
+	}})
+	return body
+}
+
+// badRequest answers a request the Chat Completions format cannot carry
+// with a 400 in OpenAI's error shape, naming the field.
+func badRequest(err error) error {
+	var ue *openai.UnrepresentableError
+	var ie *openai.InvalidError
+	code := ""
+	switch {
+	case errors.As(err, &ue):
+		code = "unrepresentable_in_chat_completions"
+	case errors.As(err, &ie):
+		code = "invalid_request"
+	default:
+		return err
+	}
+	return &modelserver.StatusError{Status: http.StatusBadRequest, Header: jsonHeader(), Body: errorBody(code, err.Error())}
+}

@@ -1,0 +1,302 @@
+// Package modelserver is what every Go model server shares: the routes
+// (/v1/responses, /v1/chat/completions, and Anthropic's /v1/messages served
+// through the backend's Responses) on top of internal/server's runtime, a
+// Backend interface the concrete servers implement, and the upstream
+// plumbing they call through — a transport sized for thousands of
+// concurrent rollouts with HTTP/2 PING keep-alives, timeouts, bounded
+// retries, a concurrency cap and the session key headers of rollout
+// correlation.
+//
+// Bodies stay raw JSON end to end. Upstream errors reach the caller with
+// the upstream's own status and body, not wrapped into a 500, so an OpenAI
+// client sees the 400 or 429 it would have seen talking to the upstream
+// directly.
+package modelserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/nemo-gym-go/gym/internal/openai"
+	"github.com/nemo-gym-go/gym/internal/server"
+)
+
+// CallInfo is what a backend learns about an inbound call besides its body.
+type CallInfo struct {
+	// RolloutID is the id from the /ng-rollout/<id>/ prefix ("" without
+	// one). It is the session key: `<rollout id>` or, for a retried
+	// attempt, `<rollout id>-a<N>`, exactly as the agent sent it.
+	RolloutID string
+	// SessionID is the session cookie's id.
+	SessionID string
+	// TokenCapture is set under /ng-rollout/<id>/training-token-capture/.
+	TokenCapture bool
+	// Stream is set when the body asks for a stream (openai.IsStreaming).
+	Stream bool
+}
+
+// Result is a backend's successful answer: a whole body, or a stream that
+// the handler relays as it arrives and then closes.
+type Result struct {
+	Status int         // 0 means 200
+	Header http.Header // Content-Type, Retry-After and X-Request-Id are relayed
+	Body   []byte
+	Stream io.ReadCloser
+}
+
+// Backend is a concrete model server. Each method gets the request body as
+// the client sent it (a JSON object) and answers in the same API format.
+// An error that is a *StatusError is relayed as is, a *TransportError
+// becomes a 502 or 504, a *server.ValidationError a 422, anything else
+// a 500.
+type Backend interface {
+	Responses(ctx context.Context, body []byte, call CallInfo) (*Result, error)
+	ChatCompletions(ctx context.Context, body []byte, call CallInfo) (*Result, error)
+}
+
+// Handler serves b's routes. It expects to run inside server.Wrap, which
+// strips the rollout prefix and provides the session.
+func Handler(b Backend, logger *slog.Logger) http.Handler {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	h := &handler{logger: logger}
+	mux := http.NewServeMux()
+	mux.Handle("POST /v1/responses", server.Handle(h.route(b.Responses)))
+	mux.Handle("POST /v1/chat/completions", server.Handle(h.route(b.ChatCompletions)))
+	mux.Handle("POST /v1/messages", server.Handle(h.messages(b)))
+	return mux
+}
+
+type handler struct {
+	logger *slog.Logger
+}
+
+type backendCall func(ctx context.Context, body []byte, call CallInfo) (*Result, error)
+
+func (h *handler) route(fn backendCall) server.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		body, err := readObject(r)
+		if err != nil {
+			return err
+		}
+		res, err := fn(r.Context(), body, callInfo(r, openai.IsStreaming(body)))
+		if err != nil {
+			return h.fail(w, r, err)
+		}
+		if res.Stream != nil {
+			return h.relay(w, r, res)
+		}
+		copyRelayed(w.Header(), res.Header)
+		w.Header().Set("Content-Length", strconv.Itoa(len(res.Body)))
+		w.WriteHeader(statusOf(res))
+		_, err = w.Write(res.Body)
+		return ignoreGone(r, err)
+	}
+}
+
+// messages serves Anthropic Messages on top of the backend's Responses, as
+// NeMo Gym's base model server does: the request is converted, answered
+// whole (never streamed upstream), converted back, and replayed as
+// Anthropic's event stream when the client asked for one.
+func (h *handler) messages(b Backend) server.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		body, err := readObject(r)
+		if err != nil {
+			return err
+		}
+		req, err := openai.MessagesToResponsesRequest(body, openai.ChatOptions{})
+		if err != nil {
+			var ue *openai.UnrepresentableError
+			var ie *openai.InvalidError
+			if errors.As(err, &ue) || errors.As(err, &ie) {
+				writeJSONError(w, http.StatusBadRequest, anthropicError("invalid_request_error", err.Error()))
+				return nil
+			}
+			return fmt.Errorf("converting the Messages request to Responses: %w", err)
+		}
+		res, err := b.Responses(r.Context(), req, callInfo(r, false))
+		if err != nil {
+			return h.fail(w, r, err)
+		}
+		if res.Stream != nil {
+			res.Stream.Close()
+			return errors.New("the backend streamed an answer to a non-streaming Responses call")
+		}
+		// The message names the model the client asked for, as Anthropic's
+		// API does; the Responses answer knows only the upstream's name.
+		msg, err := openai.ResponsesToMessagesResponse(res.Body, gjson.GetBytes(body, "model").String())
+		if err != nil {
+			h.logger.Error("the upstream's answer has no Anthropic rendering", "path", r.URL.Path, "error", err)
+			writeJSONError(w, http.StatusBadGateway, anthropicError("api_error", "the upstream's Responses answer cannot be rendered as an Anthropic message: "+err.Error()))
+			return nil
+		}
+		if openai.IsStreaming(body) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.Header().Set("Cache-Control", "no-cache")
+			msg = openai.SynthesizeMessagesSSE(msg)
+		} else {
+			w.Header().Set("Content-Type", "application/json")
+		}
+		w.Header().Set("Content-Length", strconv.Itoa(len(msg)))
+		w.WriteHeader(http.StatusOK)
+		_, err = w.Write(msg)
+		return ignoreGone(r, err)
+	}
+}
+
+// readObject reads a request body that must be a JSON object, failing as
+// FastAPI does (422) otherwise.
+func readObject(r *http.Request) ([]byte, error) {
+	var body json.RawMessage
+	if err := server.DecodeJSON(r, &body); err != nil {
+		return nil, err
+	}
+	if !isObject(body) {
+		return nil, &server.ValidationError{Details: []server.ValidationDetail{{
+			Type: "model_attributes_type", Loc: []any{"body"},
+			Msg: "Input should be a valid dictionary or object to extract fields from", Input: body,
+		}}}
+	}
+	return body, nil
+}
+
+func callInfo(r *http.Request, stream bool) CallInfo {
+	return CallInfo{
+		RolloutID:    server.RolloutID(r),
+		SessionID:    server.SessionID(r),
+		TokenCapture: server.TokenCapture(r),
+		Stream:       stream,
+	}
+}
+
+func isObject(body []byte) bool {
+	for _, c := range body {
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		}
+		return c == '{'
+	}
+	return false
+}
+
+func statusOf(res *Result) int {
+	if res.Status == 0 {
+		return http.StatusOK
+	}
+	return res.Status
+}
+
+// relayedHeaders are the upstream headers a client may act on: the body's
+// type, when to retry, and the id to quote to the provider.
+var relayedHeaders = []string{"Content-Type", "Retry-After", "Retry-After-Ms", "X-Request-Id"}
+
+func copyRelayed(dst, src http.Header) {
+	for _, k := range relayedHeaders {
+		if v := src[k]; len(v) > 0 {
+			dst[k] = v
+		}
+	}
+}
+
+// fail answers a backend error: upstream answers pass through with their
+// own status; an upstream that never answered is a gateway error in
+// OpenAI's error shape, which OpenAI clients parse and retry.
+func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) error {
+	if r.Context().Err() != nil {
+		return err // the client left; Handle logs it quietly
+	}
+	var se *StatusError
+	var te *TransportError
+	switch {
+	case errors.As(err, &se):
+		h.logger.Warn("upstream answered with an error; relaying it", "path", r.URL.Path, "error", err)
+		copyRelayed(w.Header(), se.Header)
+		w.Header().Set("Content-Length", strconv.Itoa(len(se.Body)))
+		w.WriteHeader(se.Status)
+		_, werr := w.Write(se.Body)
+		return ignoreGone(r, werr)
+	case errors.As(err, &te):
+		h.logger.Error("upstream gave no answer", "path", r.URL.Path, "error", err)
+		status, typ := http.StatusBadGateway, "upstream_unreachable"
+		if te.Timeout {
+			status, typ = http.StatusGatewayTimeout, "upstream_timeout"
+		}
+		writeJSONError(w, status, openAIError(typ, err.Error()))
+		return nil
+	}
+	return err
+}
+
+// relay passes a stream through, flushing whatever each read returns so
+// every event reaches the client as soon as the upstream sent it.
+func (h *handler) relay(w http.ResponseWriter, r *http.Request, res *Result) error {
+	defer res.Stream.Close()
+	copyRelayed(w.Header(), res.Header)
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(statusOf(res))
+	rc := http.NewResponseController(w)
+	if err := rc.Flush(); err != nil {
+		return ignoreGone(r, err)
+	}
+	bufp := copyBuffers.Get().(*[]byte)
+	defer copyBuffers.Put(bufp)
+	buf := *bufp
+	for {
+		n, err := res.Stream.Read(buf)
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				return ignoreGone(r, werr)
+			}
+			if ferr := rc.Flush(); ferr != nil {
+				return ignoreGone(r, ferr)
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			// The response has started, so Handle aborts the connection and
+			// the client sees a truncated stream rather than a complete one.
+			return ignoreGone(r, fmt.Errorf("relaying the upstream stream: %w", err))
+		}
+	}
+}
+
+var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+// ignoreGone drops an error caused by the client going away: there is no
+// one left to tell, and the upstream call was cancelled with the request.
+func ignoreGone(r *http.Request, err error) error {
+	if err == nil || r.Context().Err() != nil {
+		return nil
+	}
+	return err
+}
+
+func openAIError(typ, msg string) []byte {
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "type": typ, "param": nil, "code": nil}})
+	return b
+}
+
+func writeJSONError(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	w.Write(body)
+}
+
+func anthropicError(typ, msg string) []byte {
+	b, _ := json.Marshal(map[string]any{"type": "error", "error": map[string]any{"type": typ, "message": msg}})
+	return b
+}

@@ -1,0 +1,468 @@
+package modelserver
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// UpstreamOptions configure an Upstream. Fields are used as given;
+// DefaultUpstreamOptions has the defaults the config keys document.
+type UpstreamOptions struct {
+	// BaseURL is the upstream API root including /v1, without a trailing
+	// slash; request paths such as /responses are appended to it.
+	BaseURL string
+	// APIKey is sent as `Authorization: Bearer <key>` on every request.
+	APIKey string
+	// Headers are sent on every request, before the session header and
+	// Authorization (openai_default_headers).
+	Headers [][2]string
+	// SessionKeyHeaders name the headers that carry the session key, the
+	// request's rollout id, when it has one (session_key_headers).
+	SessionKeyHeaders []string
+	// RequestTimeout bounds one attempt, from sending to the end of the
+	// response (streams included); zero means none, as in NeMo Gym.
+	RequestTimeout time.Duration
+	// ConnectTimeout bounds dialling and the TLS handshake; zero means none.
+	ConnectTimeout time.Duration
+	// MaxRetries caps the retries after the first try. A 500 gets at most
+	// serverErrorTries tries in all, whatever the cap.
+	MaxRetries int
+	// BaseBackoff and MaxBackoff bound the exponential backoff.
+	BaseBackoff, MaxBackoff time.Duration
+	// MaxConcurrentRequests caps requests in flight upstream, retries and
+	// streams included; zero means unlimited.
+	MaxConcurrentRequests int
+	// MaxConnsPerHost caps upstream connections; zero means unlimited.
+	MaxConnsPerHost int
+	// PingInterval is how long an HTTP/2 connection may go without a frame
+	// from the upstream before it is pinged; zero turns pings off.
+	// PingTimeout is how long a ping may go unanswered before the
+	// connection is dropped.
+	PingInterval, PingTimeout time.Duration
+	// TLSConfig, when set, replaces the default TLS settings (system roots).
+	TLSConfig *tls.Config
+	// Logger receives a line per retry and per relayed failure.
+	Logger *slog.Logger
+}
+
+// Defaults of the shared config keys (see the component READMEs).
+const (
+	DefaultConnectTimeout = 10 * time.Second
+	DefaultMaxRetries     = 10
+	DefaultBaseBackoff    = 500 * time.Millisecond
+	DefaultMaxBackoff     = 60 * time.Second
+	// Pinging after 30 s of silence keeps a connection well inside the
+	// idle limits of load balancers (NVCF's 340 s, 60 s for many others)
+	// while a response is slow to start.
+	DefaultPingInterval = 30 * time.Second
+	DefaultPingTimeout  = 15 * time.Second
+)
+
+const (
+	// Thousands of rollouts share one upstream; keeping every connection a
+	// burst needed avoids reconnecting (and TLS handshakes) on the next.
+	// Idle connections still close after idleConnTimeout.
+	maxIdleConnsPerHost = 10000
+	idleConnTimeout     = 90 * time.Second
+	// A 500 is usually a real failure, so like NeMo Gym's model client it
+	// gets 3 tries in all, however many retries rate limits get.
+	serverErrorTries = 3
+	// A Retry-After longer than this (a daily quota, say) is not waited for.
+	maxRetryAfter = 10 * time.Minute
+	// Error bodies are relayed and logged; a bound keeps a misbehaving
+	// upstream from filling memory.
+	maxErrorBody = 4 << 20
+)
+
+// DefaultUpstreamOptions returns the defaults for everything but the
+// upstream's address and credentials.
+func DefaultUpstreamOptions() UpstreamOptions {
+	return UpstreamOptions{
+		ConnectTimeout: DefaultConnectTimeout,
+		MaxRetries:     DefaultMaxRetries,
+		BaseBackoff:    DefaultBaseBackoff,
+		MaxBackoff:     DefaultMaxBackoff,
+		PingInterval:   DefaultPingInterval,
+		PingTimeout:    DefaultPingTimeout,
+	}
+}
+
+// Upstream sends model requests to one OpenAI-compatible endpoint. It is
+// safe for concurrent use.
+type Upstream struct {
+	base           string
+	client         *http.Client
+	header         http.Header // shared by requests without a session key; never written
+	sessionHeaders []string
+	timeout        time.Duration
+	maxRetries     int
+	baseBackoff    time.Duration
+	maxBackoff     time.Duration
+	slots          chan struct{} // nil when unlimited
+	logger         *slog.Logger
+}
+
+// NewUpstream checks opts and builds the Upstream with its own transport.
+func NewUpstream(opts UpstreamOptions) (*Upstream, error) {
+	if !strings.HasPrefix(opts.BaseURL, "http://") && !strings.HasPrefix(opts.BaseURL, "https://") {
+		return nil, fmt.Errorf("upstream base URL %q is not an http(s) URL", opts.BaseURL)
+	}
+	header := http.Header{"Content-Type": {"application/json"}}
+	for _, kv := range opts.Headers {
+		if !validHeaderName(kv[0]) {
+			return nil, fmt.Errorf("default header name %q is not a valid HTTP header name", kv[0])
+		}
+		header.Set(kv[0], kv[1])
+	}
+	header.Set("Authorization", "Bearer "+opts.APIKey)
+	for _, name := range opts.SessionKeyHeaders {
+		if !validHeaderName(name) {
+			return nil, fmt.Errorf("session key header name %q is not a valid HTTP header name", name)
+		}
+		if strings.EqualFold(name, "Authorization") {
+			return nil, errors.New("session key headers cannot include Authorization: it always carries the API key")
+		}
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	dialer := &net.Dialer{
+		Timeout: opts.ConnectTimeout,
+		// NeMo Gym's TCP keepalive (idle 60 s, interval 10 s, 3 probes)
+		// keeps NAT entries alive on HTTP/1.1 connections, which cannot ping.
+		KeepAliveConfig: net.KeepAliveConfig{Enable: true, Idle: 60 * time.Second, Interval: 10 * time.Second, Count: 3},
+	}
+	transport := &http.Transport{
+		// Like NeMo Gym's aiohttp session, proxy variables are ignored: a
+		// cluster-internal model endpoint must not detour through a proxy.
+		Proxy:               nil,
+		DialContext:         dialer.DialContext,
+		TLSClientConfig:     opts.TLSConfig,
+		TLSHandshakeTimeout: opts.ConnectTimeout,
+		ForceAttemptHTTP2:   true,
+		MaxIdleConnsPerHost: maxIdleConnsPerHost,
+		MaxConnsPerHost:     opts.MaxConnsPerHost,
+		IdleConnTimeout:     idleConnTimeout,
+		// PINGs flow while a response waits minutes for its first byte, so
+		// middleboxes that cut idle connections (NVCF at 340 s) see traffic.
+		HTTP2: &http.HTTP2Config{SendPingTimeout: opts.PingInterval, PingTimeout: opts.PingTimeout},
+	}
+	u := &Upstream{
+		base: opts.BaseURL,
+		client: &http.Client{
+			Transport: transport,
+			// A redirect would turn a POST into a GET; the caller sees the
+			// 3xx instead.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		},
+		header:         header,
+		sessionHeaders: opts.SessionKeyHeaders,
+		timeout:        opts.RequestTimeout,
+		maxRetries:     max(opts.MaxRetries, 0),
+		baseBackoff:    opts.BaseBackoff,
+		maxBackoff:     opts.MaxBackoff,
+		logger:         opts.Logger,
+	}
+	if opts.MaxConcurrentRequests > 0 {
+		u.slots = make(chan struct{}, opts.MaxConcurrentRequests)
+	}
+	return u, nil
+}
+
+// StatusError is the upstream's final answer when it is not a 2xx: the
+// handler relays its status, headers and body to the caller unchanged.
+type StatusError struct {
+	URL    string
+	Status int
+	Header http.Header
+	Body   []byte
+	Tries  int
+}
+
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("POST %s: HTTP %d after %d %s: %s", e.URL, e.Status, e.Tries, plural(e.Tries, "try", "tries"), truncate(string(e.Body), 2000))
+}
+
+// TransportError is an upstream that gave no answer on any try: it could
+// not be reached, dropped the connection, or (Timeout) took longer than
+// request_timeout_seconds or connect_timeout_seconds.
+type TransportError struct {
+	URL     string
+	Tries   int
+	Timeout bool
+	Err     error
+}
+
+func (e *TransportError) Error() string {
+	return fmt.Sprintf("POST %s: no answer after %d %s: %v", e.URL, e.Tries, plural(e.Tries, "try", "tries"), e.Err)
+}
+
+func (e *TransportError) Unwrap() error { return e.Err }
+
+// Post sends body to <base URL><path> with the configured headers and, when
+// the call has a rollout id, the session key headers, retrying as the
+// options allow. A 2xx answer comes back whole, or as a stream when
+// call.Stream is set (close it to free the request's slot). Anything else
+// is a *StatusError, a *TransportError, or the context's error.
+func (u *Upstream) Post(ctx context.Context, path string, body []byte, call CallInfo) (*Result, error) {
+	url := u.base + path
+	if u.slots != nil {
+		select {
+		case u.slots <- struct{}{}:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("POST %s: waiting for one of the max_concurrent_requests slots: %w", url, context.Cause(ctx))
+		}
+	}
+	release := u.release
+	defer func() {
+		if release != nil {
+			release()
+		}
+	}()
+	header := u.headerFor(call)
+	for try := 1; ; try++ {
+		res, err := u.attempt(ctx, url, body, header, call.Stream)
+		if err == nil {
+			if sb, ok := res.Stream.(*streamBody); ok {
+				sb.release, release = release, nil
+			}
+			return res, nil
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("POST %s: %w", url, context.Cause(ctx))
+		}
+		delay, retry := u.retryDelay(err, try)
+		if !retry {
+			return nil, err
+		}
+		u.logger.Warn("retrying upstream request", "url", url, "try", try, "max_tries", u.maxRetries+1, "delay", delay, "error", err)
+		if err := sleep(ctx, delay); err != nil {
+			return nil, fmt.Errorf("POST %s: %w while waiting to retry", url, err)
+		}
+	}
+}
+
+func (u *Upstream) release() {
+	if u.slots != nil {
+		<-u.slots
+	}
+}
+
+// headerFor returns the request headers. Without a session key the shared
+// map serves: the transport only reads it.
+func (u *Upstream) headerFor(call CallInfo) http.Header {
+	if call.RolloutID == "" || len(u.sessionHeaders) == 0 {
+		return u.header
+	}
+	h := u.header.Clone()
+	for _, name := range u.sessionHeaders {
+		h.Set(name, call.RolloutID)
+	}
+	return h
+}
+
+// attempt is one try. Its error is a *StatusError or a *TransportError with
+// Tries left for Post to fill in.
+func (u *Upstream) attempt(ctx context.Context, url string, body []byte, header http.Header, stream bool) (*Result, error) {
+	actx, cancel := ctx, context.CancelFunc(func() {})
+	if u.timeout > 0 {
+		actx, cancel = context.WithTimeout(ctx, u.timeout)
+	}
+	req, err := http.NewRequestWithContext(actx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("POST %s: %w", url, err)
+	}
+	req.Header = header
+	resp, err := u.client.Do(req)
+	if err != nil {
+		cancel()
+		return nil, transportError(url, err)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		data, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		resp.Body.Close()
+		cancel()
+		if err != nil {
+			return nil, transportError(url, fmt.Errorf("HTTP %d, reading the body: %w", resp.StatusCode, err))
+		}
+		return nil, &StatusError{URL: url, Status: resp.StatusCode, Header: resp.Header, Body: data}
+	}
+	if stream {
+		return &Result{Status: resp.StatusCode, Header: resp.Header, Stream: &streamBody{ReadCloser: resp.Body, done: cancel}}, nil
+	}
+	data, err := readBody(resp)
+	resp.Body.Close()
+	cancel()
+	if err != nil {
+		return nil, transportError(url, fmt.Errorf("HTTP %d, reading the body: %w", resp.StatusCode, err))
+	}
+	return &Result{Status: resp.StatusCode, Header: resp.Header, Body: data}, nil
+}
+
+// readBody reads a whole response, sized up front when the length is known.
+func readBody(resp *http.Response) ([]byte, error) {
+	if n := resp.ContentLength; n > 0 && n < 1<<30 {
+		buf := make([]byte, n)
+		_, err := io.ReadFull(resp.Body, buf)
+		return buf, err
+	}
+	return io.ReadAll(resp.Body)
+}
+
+func transportError(url string, err error) *TransportError {
+	var ne net.Error
+	return &TransportError{URL: url, Err: err, Timeout: errors.As(err, &ne) && ne.Timeout()}
+}
+
+// retryDelay decides whether try failed in a way worth another try, and how
+// long to wait first: rate limits and gateway errors (429, 502, 503, 504,
+// 520) and connection failures are retried up to the cap, a 500 up to 3
+// tries in all, with exponential backoff and full jitter, or as long as a
+// Retry-After asks. It fills in the error's tries.
+func (u *Upstream) retryDelay(err error, try int) (time.Duration, bool) {
+	var se *StatusError
+	var te *TransportError
+	switch {
+	case errors.As(err, &se):
+		se.Tries = try
+		kind := retryableStatus(se.Status)
+		if kind == "" || try > u.maxRetries || (kind == "server_error" && try >= serverErrorTries) {
+			return 0, false
+		}
+		if wait, ok := retryAfter(se.Header, time.Now()); ok {
+			if wait > maxRetryAfter {
+				return 0, false
+			}
+			// Jitter on top keeps a crowd of clients told the same time
+			// from returning at once.
+			return wait + time.Duration(rand.Int64N(int64(u.baseBackoff)+1)), true
+		}
+		return u.backoff(try), true
+	case errors.As(err, &te):
+		te.Tries = try
+		var cert *tls.CertificateVerificationError
+		if errors.As(err, &cert) || try > u.maxRetries {
+			return 0, false
+		}
+		return u.backoff(try), true
+	}
+	return 0, false
+}
+
+// backoff is full jitter: uniform in [0, min(MaxBackoff, BaseBackoff·2^(try-1))].
+func (u *Upstream) backoff(try int) time.Duration {
+	ceiling := u.baseBackoff
+	for i := 1; i < try && ceiling < u.maxBackoff; i++ {
+		ceiling *= 2
+	}
+	ceiling = min(ceiling, u.maxBackoff)
+	return time.Duration(rand.Int64N(int64(ceiling) + 1))
+}
+
+// retryableStatus classifies statuses as NeMo Gym's model client does:
+// rate limits and gateway failures are transient, a 500 may be.
+func retryableStatus(code int) string {
+	switch code {
+	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout, 520:
+		return "rate_limit"
+	case http.StatusInternalServerError:
+		return "server_error"
+	}
+	return ""
+}
+
+// retryAfter reads the wait an answer asks for: OpenAI's retry-after-ms, or
+// Retry-After as delay-seconds or an HTTP date.
+func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
+	if v := h.Get("Retry-After-Ms"); v != "" {
+		if ms, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil && ms >= 0 {
+			return time.Duration(min(ms, float64(maxRetryAfter/time.Millisecond)+1) * float64(time.Millisecond)), true
+		}
+	}
+	v := h.Get("Retry-After")
+	if v == "" {
+		return 0, false
+	}
+	if secs, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
+		if secs < 0 {
+			return 0, false
+		}
+		return time.Duration(min(secs, int64(maxRetryAfter/time.Second)+1)) * time.Second, true
+	}
+	t, err := http.ParseTime(v)
+	if err != nil {
+		return 0, false
+	}
+	return max(t.Sub(now), 0), true
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// streamBody is a streamed answer; closing it ends the attempt and frees
+// the request's slot, once.
+type streamBody struct {
+	io.ReadCloser
+	done, release func()
+	once          sync.Once
+}
+
+func (s *streamBody) Close() error {
+	err := s.ReadCloser.Close()
+	s.once.Do(func() {
+		s.done()
+		if s.release != nil {
+			s.release()
+		}
+	})
+	return err
+}
+
+// validHeaderName reports whether name is an HTTP token.
+func validHeaderName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

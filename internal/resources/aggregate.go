@@ -1,0 +1,444 @@
+package resources
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+
+	"github.com/tidwall/gjson"
+)
+
+// The keys rollout collection stamps on every rollout.
+const (
+	TaskIndexKey    = "_ng_task_index"
+	RolloutIndexKey = "_ng_rollout_index"
+)
+
+// Rollout is one verify response as /aggregate_metrics receives it: the
+// verify reply with the heavy fields stripped by the collector, keeping
+// response.usage, plus the task and rollout indices (0 when absent, as
+// NeMo Gym defaults them).
+type Rollout struct {
+	TaskIndex    int64
+	RolloutIndex int64
+	Raw          json.RawMessage
+}
+
+func (r Rollout) get(key string) gjson.Result { return gjson.GetBytes(r.Raw, gjson.Escape(key)) }
+
+// Value returns the raw JSON of a top-level field, and whether it is present.
+func (r Rollout) Value(key string) (json.RawMessage, bool) {
+	v := r.get(key)
+	if !v.Exists() {
+		return nil, false
+	}
+	return json.RawMessage(v.Raw), true
+}
+
+// Number returns a top-level number, with booleans as 0 and 1 (Python
+// treats them as ints).
+func (r Rollout) Number(key string) (float64, bool) { return number(r.get(key)) }
+
+// String returns a top-level string.
+func (r Rollout) String(key string) (string, bool) {
+	v := r.get(key)
+	return v.Str, v.Type == gjson.String
+}
+
+func number(v gjson.Result) (float64, bool) {
+	switch v.Type {
+	case gjson.Number:
+		return v.Num, true
+	case gjson.True:
+		return 1, true
+	case gjson.False:
+		return 0, true
+	}
+	return 0, false
+}
+
+// MetricsHooks are a server's overrides of NeMo Gym's compute_metrics and
+// get_key_metrics.
+type MetricsHooks struct {
+	// ComputeMetrics receives the rollouts grouped by task (ascending task
+	// index, arrival order within a task). Its result is merged into
+	// agent_metrics, except a "per_task_metrics" entry (a []*Metrics, each
+	// with _ng_task_index), which is merged into the matching groups.
+	ComputeMetrics func(tasks [][]Rollout) *Metrics
+	// KeyMetrics picks the headline metrics from agent_metrics; nil picks
+	// every mean/* entry.
+	KeyMetrics func(agent *Metrics) *Metrics
+}
+
+// AggregateMetrics is the /aggregate_metrics reply.
+type AggregateMetrics struct {
+	GroupLevelMetrics []*Metrics
+	AgentMetrics      *Metrics
+	KeyMetrics        *Metrics
+}
+
+// MarshalJSON writes the reply with NeMo Gym's key order.
+func (a *AggregateMetrics) MarshalJSON() ([]byte, error) {
+	m := NewMetrics()
+	m.Set("group_level_metrics", a.GroupLevelMetrics)
+	m.Set("agent_metrics", a.AgentMetrics)
+	m.Set("key_metrics", a.KeyMetrics)
+	return m.MarshalJSON()
+}
+
+// sampleRow stands in for the input row in server-side aggregation, where
+// NeMo Gym has no materialized input to show.
+var sampleRow = json.RawMessage(`{"agent_ref":{"name":"agent"}}`)
+
+// statNames are RewardProfiler's statistics, in its output order.
+var statNames = [...]string{"mean", "max", "min", "median", "std"}
+
+// Aggregate computes NeMo Gym's aggregate metrics over verify responses:
+// RewardProfiler's mean, max, min, median and std (sample std, 0 instead of
+// NaN when no column has two values) of every top-level number or boolean
+// and every number of response.usage, per task and over all rollouts; the
+// per-task completion counts and rollout_infos; then the hooks. The agent
+// server and `gym eval` reuse it. Empty input gives empty lists and objects.
+func Aggregate(verifyResponses []json.RawMessage, hooks MetricsHooks) (*AggregateMetrics, error) {
+	out := &AggregateMetrics{GroupLevelMetrics: []*Metrics{}, AgentMetrics: NewMetrics(), KeyMetrics: NewMetrics()}
+	if len(verifyResponses) == 0 {
+		return out, nil
+	}
+	p := &profiler{colIndex: map[string]int{}}
+	for i, raw := range verifyResponses {
+		if err := p.add(i, raw); err != nil {
+			return nil, err
+		}
+	}
+
+	byTask := map[int64][]int{}
+	for i, r := range p.rows {
+		byTask[r.rollout.TaskIndex] = append(byTask[r.rollout.TaskIndex], i)
+	}
+	taskIDs := make([]int64, 0, len(byTask))
+	for t := range byTask {
+		taskIDs = append(taskIDs, t)
+	}
+	slices.Sort(taskIDs)
+
+	groupByTask := make(map[int64]*Metrics, len(taskIDs))
+	for _, t := range taskIDs {
+		rows := byTask[t]
+		g := NewMetrics()
+		g.Set(TaskIndexKey, t)
+		p.describe(rows, g)
+		g.Set("sample", sampleRow)
+		// Server-side, every rollout sent is a rollout expected.
+		g.Set("num_rollouts", len(rows))
+		g.Set("expected_num_rollouts", len(rows))
+		g.Set("missing_num_rollouts", 0)
+		g.Set("reward_profile_completion_pct", 100.0)
+		sorted := slices.Clone(rows)
+		sort.SliceStable(sorted, func(a, b int) bool {
+			return p.rows[sorted[a]].rollout.RolloutIndex < p.rows[sorted[b]].rollout.RolloutIndex
+		})
+		infos := make([]*Metrics, len(sorted))
+		for i, ri := range sorted {
+			infos[i] = p.rows[ri].info
+		}
+		g.Set("rollout_infos", infos)
+		out.GroupLevelMetrics = append(out.GroupLevelMetrics, g)
+		groupByTask[t] = g
+	}
+
+	all := make([]int, len(p.rows))
+	for i := range all {
+		all[i] = i
+	}
+	p.describe(all, out.AgentMetrics)
+
+	if hooks.ComputeMetrics != nil {
+		tasks := make([][]Rollout, len(taskIDs))
+		for i, t := range taskIDs {
+			for _, ri := range byTask[t] {
+				tasks[i] = append(tasks[i], p.rows[ri].rollout)
+			}
+		}
+		custom := hooks.ComputeMetrics(tasks)
+		if v, ok := custom.Get("per_task_metrics"); ok {
+			custom.Delete("per_task_metrics")
+			perTask, _ := v.([]*Metrics)
+			for _, ptm := range perTask {
+				t, ok := ptm.Float(TaskIndexKey)
+				g := groupByTask[int64(t)]
+				if !ok || g == nil {
+					continue
+				}
+				for _, k := range ptm.Keys() {
+					if k != TaskIndexKey {
+						pv, _ := ptm.Get(k)
+						g.Set(k, pv)
+					}
+				}
+			}
+		}
+		out.AgentMetrics.Update(custom)
+	}
+
+	if hooks.KeyMetrics != nil {
+		out.KeyMetrics = hooks.KeyMetrics(out.AgentMetrics)
+	} else {
+		out.KeyMetrics = MeanMetrics(out.AgentMetrics)
+	}
+	return out, nil
+}
+
+// MeanMetrics is NeMo Gym's default key-metric choice: every mean/* entry.
+func MeanMetrics(agent *Metrics) *Metrics {
+	key := NewMetrics()
+	for _, k := range agent.Keys() {
+		if len(k) > 5 && k[:5] == "mean/" {
+			v, _ := agent.Get(k)
+			key.Set(k, v)
+		}
+	}
+	return key
+}
+
+// profiler holds the flattened numeric view of every rollout, the columns
+// a pandas DataFrame of them would have.
+type profiler struct {
+	cols     []column
+	colIndex map[string]int
+	rows     []profRow
+}
+
+type column struct {
+	name string
+	// notInt is set when any rollout lacks the column or holds a float
+	// there: pandas then types it float64, and max/min come out as floats.
+	notInt  bool
+	present int
+}
+
+type cell struct {
+	col   int
+	value float64
+}
+
+type profRow struct {
+	rollout Rollout
+	cells   []cell
+	info    *Metrics
+}
+
+type field struct {
+	key string
+	val gjson.Result
+}
+
+func (p *profiler) add(i int, raw json.RawMessage) error {
+	if !gjson.ValidBytes(raw) {
+		return fmt.Errorf("verify_responses[%d] is not valid JSON", i)
+	}
+	res := gjson.ParseBytes(raw)
+	if !res.IsObject() {
+		return fmt.Errorf("verify_responses[%d] must be a JSON object, got %s", i, res.Type)
+	}
+	task, err := indexField(res, TaskIndexKey, i)
+	if err != nil {
+		return err
+	}
+	rollout, err := indexField(res, RolloutIndexKey, i)
+	if err != nil {
+		return err
+	}
+	row := profRow{rollout: Rollout{TaskIndex: task, RolloutIndex: rollout, Raw: raw}}
+
+	// The record is `result | response.usage`: usage keys win on a clash
+	// and new ones go last, as in a Python dict merge.
+	fields := make([]field, 0, 16)
+	set := func(k, v gjson.Result) bool {
+		key := k.String()
+		for j := range fields {
+			if fields[j].key == key {
+				fields[j].val = v
+				return true
+			}
+		}
+		fields = append(fields, field{key, v})
+		return true
+	}
+	res.ForEach(set)
+	usage := res.Get("response.usage")
+	if usage.IsObject() {
+		usage.ForEach(set)
+	}
+	for _, f := range fields {
+		if f.key == TaskIndexKey || f.key == RolloutIndexKey {
+			continue
+		}
+		v, isInt, ok := numericCell(f.val)
+		if !ok {
+			continue
+		}
+		c, known := p.colIndex[f.key]
+		if !known {
+			c = len(p.cols)
+			p.colIndex[f.key] = c
+			// Rollouts before this one lack the column: pandas fills NaN.
+			p.cols = append(p.cols, column{name: f.key, notInt: len(p.rows) > 0})
+		}
+		p.cols[c].present++
+		if !isInt {
+			p.cols[c].notInt = true
+		}
+		row.cells = append(row.cells, cell{c, v})
+	}
+	row.info = rolloutInfo(res, task, rollout, usage)
+	p.rows = append(p.rows, row)
+	for c := range p.cols {
+		if p.cols[c].present < len(p.rows) {
+			p.cols[c].notInt = true
+		}
+	}
+	return nil
+}
+
+// numericCell is the value pandas would hold for a field: numbers as they
+// are, booleans as 0 and 1; anything else is not a column.
+func numericCell(v gjson.Result) (value float64, isInt, ok bool) {
+	switch v.Type {
+	case gjson.True:
+		return 1, true, true
+	case gjson.False:
+		return 0, true, true
+	case gjson.Number:
+		return v.Num, isIntLiteral(v.Raw), true
+	}
+	return 0, false, false
+}
+
+func isIntLiteral(raw string) bool {
+	for i := 0; i < len(raw); i++ {
+		switch raw[i] {
+		case '.', 'e', 'E':
+			return false
+		}
+	}
+	return true
+}
+
+func indexField(res gjson.Result, key string, i int) (int64, error) {
+	v := res.Get(gjson.Escape(key))
+	if !v.Exists() || v.Type == gjson.Null {
+		return 0, nil
+	}
+	if v.Type != gjson.Number || !isIntLiteral(v.Raw) {
+		return 0, fmt.Errorf("verify_responses[%d].%s must be an integer, got %s", i, key, v.Raw)
+	}
+	n, err := strconv.ParseInt(v.Raw, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("verify_responses[%d].%s: %w", i, key, err)
+	}
+	return n, nil
+}
+
+// rolloutInfo is the compact per-rollout record of a group: ids, reward,
+// usage numbers, then the other numeric fields (booleans as 0/1), values
+// kept as written.
+func rolloutInfo(res gjson.Result, task, rollout int64, usage gjson.Result) *Metrics {
+	info := NewMetrics()
+	info.Set("rollout_id", strconv.FormatInt(task, 10)+":"+strconv.FormatInt(rollout, 10))
+	info.Set(TaskIndexKey, task)
+	info.Set(RolloutIndexKey, rollout)
+	if r := res.Get("reward"); r.Exists() {
+		info.Set("reward", json.RawMessage(r.Raw))
+	}
+	addNumeric := func(k, v gjson.Result) bool {
+		switch key := k.String(); {
+		case key == TaskIndexKey || key == RolloutIndexKey || key == "reward" || key == "response":
+		case v.Type == gjson.True:
+			info.Set(key, 1)
+		case v.Type == gjson.False:
+			info.Set(key, 0)
+		case v.Type == gjson.Number:
+			info.Set(key, json.RawMessage(v.Raw))
+		}
+		return true
+	}
+	if usage.IsObject() {
+		usage.ForEach(addNumeric)
+	}
+	res.ForEach(addNumeric)
+	return info
+}
+
+// describe sets RewardProfiler's statistics of rows into m: for each
+// statistic, for each column, `<stat>/<column>`, leaving out NaN.
+func (p *profiler) describe(rows []int, m *Metrics) {
+	n := len(p.cols)
+	vals := make([][]float64, n)
+	for _, ri := range rows {
+		for _, c := range p.rows[ri].cells {
+			vals[c.col] = append(vals[c.col], c.value)
+		}
+	}
+	stats := make([][5]float64, n)
+	allStdNaN := true
+	for c := range n {
+		v := vals[c]
+		if len(v) == 0 {
+			stats[c] = [5]float64{math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()}
+			continue
+		}
+		var sum float64
+		lo, hi := v[0], v[0]
+		for _, x := range v {
+			sum += x
+			lo, hi = min(lo, x), max(hi, x)
+		}
+		mean := sum / float64(len(v))
+		std := math.NaN()
+		if len(v) > 1 {
+			var sq float64
+			for _, x := range v {
+				sq += (x - mean) * (x - mean)
+			}
+			std = math.Sqrt(sq / float64(len(v)-1))
+			allStdNaN = false
+		}
+		stats[c] = [5]float64{mean, hi, lo, median(v), std}
+	}
+	// pandas gives NaN for the std of one value; RewardProfiler reads that
+	// as 0, but only when no column has a real std, and only for columns
+	// with no missing value.
+	if allStdNaN {
+		for c := range n {
+			if len(vals[c]) == len(rows) {
+				stats[c][4] = 0
+			}
+		}
+	}
+	for s, stat := range statNames {
+		for c, col := range p.cols {
+			x := stats[c][s]
+			if math.IsNaN(x) {
+				continue
+			}
+			if (stat == "max" || stat == "min") && !col.notInt {
+				m.Set(stat+"/"+col.name, int64(x))
+			} else {
+				m.Set(stat+"/"+col.name, x)
+			}
+		}
+	}
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	mid := len(s) / 2
+	if len(s)%2 == 1 {
+		return s[mid]
+	}
+	return (s[mid-1] + s[mid]) / 2
+}

@@ -1,0 +1,55 @@
+// Package examplesingletoolcall is NeMo Gym's example_single_tool_call
+// resources server in Go: one get_weather tool that always reports cold
+// weather, and a verifier that rewards every rollout with 1.0. It exists to
+// show the moving parts of a tool-using environment end to end.
+package examplesingletoolcall
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+
+	"github.com/nemo-gym-go/gym/internal/resources"
+	"github.com/nemo-gym-go/gym/internal/server"
+)
+
+// Kind and ClassName as NeMo Gym names them, so the session cookie is
+// `SimpleWeatherResourcesServer___<instance>` as with the Python server.
+const (
+	Kind      = "resources_servers/example_single_tool_call"
+	ClassName = "SimpleWeatherResourcesServer"
+)
+
+func init() { server.Register(Kind, ClassName, New) }
+
+// New builds the server's handler.
+func New(rt *server.Runtime) (http.Handler, error) {
+	return resources.NewHandler(rt, resources.Options{
+		Verify:       verify,
+		ReverifyMode: resources.ReverifyStateless,
+		Tools:        []resources.Tool{{Name: "get_weather", Call: getWeather}},
+	})
+}
+
+var weatherArgs = []resources.FieldSpec{{Name: "city", Kind: resources.String, Required: true}}
+
+type weather struct {
+	City               string `json:"city"`
+	WeatherDescription string `json:"weather_description"`
+}
+
+func getWeather(_ *http.Request, args json.RawMessage) (any, error) {
+	f, err := resources.ValidateFields(args, weatherArgs)
+	if err != nil {
+		return nil, err
+	}
+	var city string
+	json.Unmarshal(f["city"], &city)
+	return weather{City: city, WeatherDescription: "The weather in " + city + " is cold."}, nil
+}
+
+// verify rewards every rollout: the example shows the protocol, not a task.
+// The reply is BaseVerifyResponse, the request's two objects plus reward.
+func verify(context.Context, *resources.VerifyRequest) (*resources.Verdict, error) {
+	return &resources.Verdict{Reward: 1.0}, nil
+}

@@ -1,0 +1,114 @@
+package examplesingletoolcall
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/nemo-gym-go/gym/internal/resources/resourcestest"
+)
+
+func start(t testing.TB) *resourcestest.Server {
+	cfg, err := os.ReadFile("configs/example_single_tool_call.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resourcestest.Start(t, string(cfg), "example_single_tool_call", ClassName, New)
+}
+
+func TestGetWeather(t *testing.T) {
+	s := start(t)
+	tests := []struct {
+		name   string
+		body   string
+		status int
+		want   string
+	}{
+		{"city", `{"city": "SF"}`, 200, `{"city":"SF","weather_description":"The weather in SF is cold."}`},
+		{"unicode city", `{"city": "Zürich <3"}`, 200, `{"city":"Zürich <3","weather_description":"The weather in Zürich <3 is cold."}`},
+		{"extra arguments are ignored", `{"city": "Oslo", "units": "C"}`, 200, `{"city":"Oslo","weather_description":"The weather in Oslo is cold."}`},
+		{"missing city", `{}`, 422, `{"detail":[{"type":"missing","loc":["body","city"],"msg":"Field required","input":{}}]}`},
+		{"city not a string", `{"city": 7}`, 422, `{"detail":[{"type":"string_type","loc":["body","city"],"msg":"Input should be a valid string","input":7}]}`},
+		{"not an object", `["SF"]`, 422, `{"detail":[{"type":"model_attributes_type","loc":["body"],"msg":"Input should be a valid dictionary or object to extract fields from","input":["SF"]}]}`},
+		{"not JSON", `{"city": }`, 422, `{"detail":[{"type":"json_invalid","loc":["body",9],"msg":"JSON decode error","input":{},"ctx":{"error":"invalid character '}' looking for beginning of value"}}]}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			status, body := s.Post("/get_weather", tc.body)
+			if status != tc.status || string(body) != tc.want {
+				t.Errorf("POST /get_weather %s\n got %d %s\nwant %d %s", tc.body, status, body, tc.status, tc.want)
+			}
+		})
+	}
+}
+
+// TestRecordedRollouts re-verifies every recorded rollout: every one was
+// rewarded 1.0, and the reply is the request's two objects plus reward
+// (errata E1), nothing of the row echoed besides.
+func TestRecordedRollouts(t *testing.T) {
+	s := start(t)
+	rows := resourcestest.ReadJSONL(t, "data/example_rollouts.jsonl")
+	if len(rows) != 5 {
+		t.Fatalf("expected 5 recorded rollouts, got %d", len(rows))
+	}
+	for i, row := range rows {
+		status, body := s.Post("/verify", row)
+		if status != 200 {
+			t.Fatalf("row %d: status %d: %s", i+1, status, body)
+		}
+		var reply map[string]json.RawMessage
+		if err := json.Unmarshal(body, &reply); err != nil {
+			t.Fatal(err)
+		}
+		if string(reply["reward"]) != "1.0" || string(row["reward"]) != "1.0" {
+			t.Errorf("row %d: reward %s, recorded %s", i+1, reply["reward"], row["reward"])
+		}
+		if len(reply) != 3 || !strings.HasPrefix(string(body), `{"responses_create_params":`) {
+			t.Errorf("row %d: reply keys %v, want responses_create_params, response, reward", i+1, keys(reply))
+		}
+		if !resourcestest.JSONEqual(reply["response"], row["response"]) {
+			t.Errorf("row %d: response not echoed as sent", i+1)
+		}
+	}
+}
+
+func TestBaseRoutes(t *testing.T) {
+	s := start(t)
+	if status, body := s.Post("/seed_session", `{"responses_create_params": {"input": []}, "anything": 1}`); status != 200 || string(body) != "{}" {
+		t.Errorf("seed_session: %d %s", status, body)
+	}
+	resp, err := s.Client.Get(s.URL + "/reverify_mode")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mode string
+	json.NewDecoder(resp.Body).Decode(&mode)
+	resp.Body.Close()
+	if mode != "stateless" {
+		t.Errorf("reverify_mode = %q, want stateless", mode)
+	}
+	if status, body := s.Post("/verify", `{"response": {"output": []}}`); status != 422 || !strings.Contains(string(body), `"loc":["body","responses_create_params"]`) {
+		t.Errorf("verify without responses_create_params: %d %s", status, body)
+	}
+}
+
+func keys(m map[string]json.RawMessage) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+func BenchmarkVerify(b *testing.B) {
+	s := start(b)
+	rows := resourcestest.ReadJSONL(b, "data/example_rollouts.jsonl")
+	body, _ := json.Marshal(rows[0])
+	b.ResetTimer()
+	for b.Loop() {
+		if status, reply := s.Post("/verify", body); status != 200 {
+			b.Fatalf("%d %s", status, reply)
+		}
+	}
+}

@@ -1,0 +1,138 @@
+package simpleagent
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+
+	"github.com/nemo-gym-go/gym/internal/agent"
+	"github.com/nemo-gym-go/gym/internal/config/tree"
+	"github.com/nemo-gym-go/gym/internal/server"
+)
+
+// run is POST /run: one rollout of a dataset row (spec §5.2). The row stays
+// raw JSON throughout, so every extra key reaches /seed_session and /verify
+// as the collector wrote it.
+func (a *simpleAgent) run(w http.ResponseWriter, r *http.Request) error {
+	var row json.RawMessage
+	if err := server.DecodeJSON(r, &row); err != nil {
+		return err
+	}
+	params, err := runParams(row)
+	if err != nil {
+		return err
+	}
+	id, err := a.RolloutIDFromRun(row)
+	if err != nil {
+		return err
+	}
+	selfPath, err := a.URLPathForRun("/v1/responses", row)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	client := a.Runtime.Client
+
+	// Resources calls of a rollout carry its id too (spec §7.4), never the
+	// token-capture segment, which only model servers act on.
+	cookies := r.Cookies()
+	_, set, err := client.PostJSON(ctx, a.resourcesURL+agent.RolloutPath(id, false, "/seed_session"), row, cookies)
+	if err != nil {
+		return fmt.Errorf("seeding the resources session: %w", err)
+	}
+	cookies = agent.RelayCookies(cookies, set)
+
+	response, set, err := a.SingleTry.PostJSON(ctx, a.selfURL+selfPath, params, cookies)
+	if err != nil {
+		return fmt.Errorf("running the episode: %w", err)
+	}
+	// The self-call relayed the resources and model sessions and added the
+	// agent's own; /verify gets all of them.
+	cookies = agent.RelayCookies(cookies, set)
+
+	withResponse, err := sjson.SetRawBytes(row, "response", response)
+	if err != nil {
+		return fmt.Errorf("adding the response to the row: %w", err)
+	}
+	var result []byte
+	if a.Config.SkipVerification {
+		result, err = skippedResult(withResponse, a.Config.SkipVerificationReward)
+		if err != nil {
+			return err
+		}
+	} else {
+		result, _, err = client.PostJSON(ctx, a.resourcesURL+agent.RolloutPath(id, false, "/verify"), withResponse, cookies)
+		if err != nil {
+			return fmt.Errorf("verifying the rollout: %w", err)
+		}
+		if err := checkVerifyResponse(result); err != nil {
+			return err
+		}
+	}
+	return agent.WriteJSON(w, result)
+}
+
+// runParams checks a row as SimpleAgentRunRequest does and returns its
+// responses_create_params.
+func runParams(row []byte) ([]byte, error) {
+	v := gjson.ParseBytes(row)
+	if !v.IsObject() {
+		return nil, invalid("model_attributes_type", []any{"body"}, "Input should be a valid dictionary or object to extract fields from", json.RawMessage(row))
+	}
+	params := v.Get("responses_create_params")
+	if !params.Exists() {
+		return nil, invalid("missing", []any{"body", "responses_create_params"}, "Field required", json.RawMessage(row))
+	}
+	if err := checkParams(params, []any{"body", "responses_create_params"}); err != nil {
+		return nil, err
+	}
+	return []byte(params.Raw), nil
+}
+
+// skippedResult is the row with the episode's response, the configured
+// reward and verification_skipped: what /verify would have been asked to
+// score, scored without it.
+func skippedResult(withResponse []byte, reward float64) ([]byte, error) {
+	out, err := sjson.SetRawBytes(withResponse, "reward", []byte(tree.PythonFloatRepr(reward)))
+	if err == nil {
+		out, err = sjson.SetRawBytes(out, "verification_skipped", []byte("true"))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("building the unverified result: %w", err)
+	}
+	return out, nil
+}
+
+// checkVerifyResponse holds the /verify reply to SimpleAgentVerifyResponse:
+// the collector needs the request, the response and a numeric reward.
+func checkVerifyResponse(body []byte) error {
+	v := gjson.ParseBytes(body)
+	if !v.IsObject() {
+		return fmt.Errorf("the resources server's /verify reply is not a JSON object: %s", short(body))
+	}
+	for _, key := range []string{"responses_create_params", "response"} {
+		if f := v.Get(key); !f.IsObject() {
+			return fmt.Errorf("the resources server's /verify reply has no %s object: %s", key, short(body))
+		}
+	}
+	if v.Get("reward").Type != gjson.Number {
+		return fmt.Errorf("the resources server's /verify reply has no numeric reward: %s", short(body))
+	}
+	return nil
+}
+
+func invalid(typ string, loc []any, msg string, input any) error {
+	return &server.ValidationError{Details: []server.ValidationDetail{{Type: typ, Loc: loc, Msg: msg, Input: input}}}
+}
+
+// short cuts a body quoted into an error message.
+func short(b []byte) string {
+	const max = 2000
+	if len(b) > max {
+		return string(b[:max]) + "..."
+	}
+	return string(b)
+}
