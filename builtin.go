@@ -8,5 +8,5 @@ import "embed"
 // Builtin is the install root's content, laid out as NeMo Gym lays out its
 // repository.
 //
-//go:embed all:responses_api_models
+//go:embed all:responses_api_models all:responses_api_agents all:resources_servers
 var Builtin embed.FS

@@ -4,6 +4,7 @@ package main
 // internal/server from init, so `gym serve` (and `gym env start`, which
 // decides between Python and Go) can find it.
 import (
+	_ "github.com/nemo-gym-go/gym/responses_api_agents/simple_agent"
 	_ "github.com/nemo-gym-go/gym/responses_api_models/inference_provider"
 	_ "github.com/nemo-gym-go/gym/responses_api_models/openai_model"
 	_ "github.com/nemo-gym-go/gym/responses_api_models/vllm_model"
