@@ -56,7 +56,7 @@ func newCmdEnv(f *Factory, g *globalFlags) *cobra.Command {
 		Use:   "env",
 		Short: "Inspect and run server environments",
 	}
-	cmd.AddCommand(newCmdEnvResolve(f, g, nil), newCmdEnvStart(f, g), newCmdEnvPrefetch(f, g), newCmdEnvStatus(f, g))
+	cmd.AddCommand(newCmdEnvResolve(f, g, nil), newCmdEnvStart(f, g), newCmdEnvPrefetch(f, g), newCmdEnvStatus(f, g), newCmdEnvTest(f))
 	makeGroup(cmd)
 	return cmd
 }

@@ -1,0 +1,114 @@
+package launcher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/nemo-gym-go/gym/internal/resolve"
+)
+
+// TestComponentOptions say which component's own tests to run and how.
+type TestComponentOptions struct {
+	// Component is "<server_type>/<name>", e.g. resources_servers/mcqa.
+	Component string
+	Roots     *resolve.Roots
+	LookPath  func(string) (string, error)
+	Environ   []string
+	// VenvRoot is uv_venv_dir, where `gym env start` puts Python venvs.
+	VenvRoot string
+	Out, Err io.Writer
+}
+
+// TestFailedError is a component whose tests ran and failed.
+type TestFailedError struct {
+	Component string
+	Err       error
+}
+
+func (e *TestFailedError) Error() string { return fmt.Sprintf("%s: tests failed: %v", e.Component, e.Err) }
+
+// TestComponent runs a component's own tests from whichever root it
+// resolves in: `go test` for a Go component inside a Go module, pytest
+// (from the component's venv when `gym env start` made one) for a Python
+// one.
+func TestComponent(ctx context.Context, o TestComponentOptions) error {
+	dir := o.Roots.ResolveFunc(o.Component, isDir)
+	if !isDir(dir) {
+		var looked []string
+		for _, c := range o.Roots.Candidates(o.Component) {
+			looked = append(looked, "  - "+c)
+		}
+		return fmt.Errorf("component %s was not found. Looked in:\n%s", o.Component, strings.Join(looked, "\n"))
+	}
+	var argv []string
+	switch {
+	case hasGoFiles(dir):
+		module := moduleRoot(dir)
+		if module == "" {
+			return fmt.Errorf("%s is a Go component built into gym (%s has no go.mod above it); its tests run with gym's own test suite: go test ./%s in a gym checkout", o.Component, dir, o.Component)
+		}
+		goBin, err := o.LookPath("go")
+		if err != nil {
+			return fmt.Errorf("%s is a Go component but go is not on PATH", o.Component)
+		}
+		argv = []string{goBin, "test", "./..."}
+	case isPythonComponent(dir):
+		python := filepath.Join(o.VenvRoot, o.Component, ".venv", "bin", "python")
+		if !fileExists(python) {
+			var err error
+			if python, err = o.LookPath("python3"); err != nil {
+				return fmt.Errorf("%s is a Python component but neither its venv (%s) nor python3 exists; run gym env prefetch first", o.Component, filepath.Dir(filepath.Dir(python)))
+			}
+		}
+		if err := exec.CommandContext(ctx, python, "-c", "import pytest").Run(); err != nil {
+			return fmt.Errorf("%s is a Python component but pytest is not installed for %s; add pytest to its requirements and run gym env prefetch, or pip install pytest", o.Component, python)
+		}
+		argv = []string{python, "-m", "pytest"}
+	default:
+		return fmt.Errorf("%s (%s) has neither Go files nor requirements.txt / pyproject.toml, so gym does not know how to test it", o.Component, dir)
+	}
+	fmt.Fprintf(o.Out, "Testing %s in %s: %s\n", o.Component, dir, strings.Join(argv[1:], " "))
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = dir, o.Environ, o.Out, o.Err
+	if err := cmd.Run(); err != nil {
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			return &TestFailedError{Component: o.Component, Err: err}
+		}
+		return err
+	}
+	return nil
+}
+
+func isDir(p string) bool {
+	info, err := os.Stat(p)
+	return err == nil && info.IsDir()
+}
+
+func hasGoFiles(dir string) bool {
+	matches, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+	return len(matches) > 0
+}
+
+func isPythonComponent(dir string) bool {
+	return fileExists(filepath.Join(dir, "requirements.txt")) || fileExists(filepath.Join(dir, "pyproject.toml")) ||
+		fileExists(filepath.Join(dir, "app.py"))
+}
+
+// moduleRoot is the nearest directory at or above dir holding a go.mod.
+func moduleRoot(dir string) string {
+	for d := dir; ; d = filepath.Dir(d) {
+		if fileExists(filepath.Join(d, "go.mod")) {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			return ""
+		}
+	}
+}
