@@ -31,7 +31,9 @@ type TestFailedError struct {
 	Err       error
 }
 
-func (e *TestFailedError) Error() string { return fmt.Sprintf("%s: tests failed: %v", e.Component, e.Err) }
+func (e *TestFailedError) Error() string {
+	return fmt.Sprintf("%s: tests failed: %v", e.Component, e.Err)
+}
 
 // TestComponent runs a component's own tests from whichever root it
 // resolves in: `go test` for a Go component inside a Go module, pytest
