@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -60,6 +61,17 @@ func TestScripts(t *testing.T) {
 				return err
 			}
 			env.Setenv("HEADPORT", strconv.Itoa(port))
+			if port, err = freePort(); err != nil {
+				return err
+			}
+			env.Setenv("UPSTREAMPORT", strconv.Itoa(port))
+			// The repository is the install root of scripts that need
+			// the real built-in components.
+			repo, err := filepath.Abs("../..")
+			if err != nil {
+				return err
+			}
+			env.Setenv("GYM_REPO_ROOT", repo)
 			return nil
 		},
 	})
