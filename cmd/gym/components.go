@@ -12,5 +12,6 @@ import (
 	_ "github.com/nemo-gym-go/gym/responses_api_agents/simple_agent"
 	_ "github.com/nemo-gym-go/gym/responses_api_models/inference_provider"
 	_ "github.com/nemo-gym-go/gym/responses_api_models/openai_model"
+	_ "github.com/nemo-gym-go/gym/responses_api_models/replay_model"
 	_ "github.com/nemo-gym-go/gym/responses_api_models/vllm_model"
 )

@@ -68,18 +68,18 @@ func newCmdEnvPrefetch(f *Factory, g *globalFlags) *cobra.Command {
 
 func runStart(ctx context.Context, opts *startOptions, prefetchOnly bool) error {
 	f := opts.f
-	roots, cwd, err := f.roots(opts.config.searchDirs)
+	roots, err := f.roots(opts.config.searchDirs)
 	if err != nil {
 		return err
 	}
-	tokens, warnings, err := opts.config.overrides(roots, opts.globals.verbose, opts.passthrough)
+	tokens, warnings, err := opts.config.overrides(roots.Roots, opts.globals.verbose, opts.passthrough)
 	if err != nil {
 		return err
 	}
 	for _, w := range warnings {
 		fmt.Fprintln(f.IO.ErrOut, "Warning:", w)
 	}
-	res, err := config.Load(ctx, f.configEnv(roots, cwd), config.Request{Overrides: tokens})
+	res, err := config.Load(ctx, f.configEnv(roots), config.Request{Overrides: tokens})
 	if err != nil {
 		return err
 	}
@@ -89,13 +89,13 @@ func runStart(ctx context.Context, opts *startOptions, prefetchOnly bool) error 
 	}
 	lopts := launcher.Options{
 		Result:          res,
-		Roots:           roots,
-		Environ:         f.childEnviron(f.extraRoots(opts.config.searchDirs)),
+		Roots:           roots.Roots,
+		Environ:         f.childEnviron(roots),
 		LookPath:        f.LookPath,
 		Self:            self,
 		Registered:      func(kind string) bool { _, ok := server.Lookup(kind); return ok },
 		RegisteredKinds: server.Kinds(),
-		Cwd:             cwd,
+		Cwd:             roots.cwd,
 		Out:             f.IO.Out,
 		Color:           f.colorOutput(),
 		Grace:           opts.grace,

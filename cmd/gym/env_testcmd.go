@@ -55,16 +55,16 @@ func runEnvTest(ctx context.Context, opts *testOptions) error {
 		return usageErrorf("say which component to test: --resources-server NAME or +entrypoint=<server_type>/<name>")
 	}
 	f := opts.f
-	roots, cwd, err := f.roots(opts.searchDirs)
+	roots, err := f.roots(opts.searchDirs)
 	if err != nil {
 		return err
 	}
 	return launcher.TestComponent(ctx, launcher.TestComponentOptions{
 		Component: component,
-		Roots:     roots,
+		Roots:     roots.Roots,
 		LookPath:  f.LookPath,
-		Environ:   f.childEnviron(f.extraRoots(opts.searchDirs)),
-		VenvRoot:  cwd,
+		Environ:   f.childEnviron(roots),
+		VenvRoot:  roots.cwd,
 		Out:       f.IO.Out,
 		Err:       f.IO.ErrOut,
 	})

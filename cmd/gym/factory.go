@@ -77,21 +77,29 @@ func (f *Factory) extraRoots(searchDirs []string) string {
 	return resolve.WithSearchDirs(searchDirs, f.Getenv("NEMO_GYM_EXTRA_ROOTS"))
 }
 
+// commandRoots are where this command finds things.
+type commandRoots struct {
+	*resolve.Roots
+	cwd, install, extra string
+}
+
 // roots builds the search roots for this command.
-func (f *Factory) roots(searchDirs []string) (*resolve.Roots, string, error) {
+func (f *Factory) roots(searchDirs []string) (commandRoots, error) {
 	cwd, err := f.Getwd()
 	if err != nil {
-		return nil, "", err
+		return commandRoots{}, err
 	}
 	install, err := f.installRoot()
 	if err != nil {
-		return nil, "", err
+		return commandRoots{}, err
 	}
-	return resolve.NewRoots(f.extraRoots(searchDirs), cwd, install), cwd, nil
+	extra := f.extraRoots(searchDirs)
+	return commandRoots{Roots: resolve.NewRoots(extra, cwd, install), cwd: cwd, install: install, extra: extra}, nil
 }
 
 // configEnv is the environment config loading runs in.
-func (f *Factory) configEnv(roots *resolve.Roots, cwd string) config.Env {
+func (f *Factory) configEnv(r commandRoots) config.Env {
+	roots, cwd := r.Roots, r.cwd
 	return config.Env{
 		LookupEnv: f.LookupEnv,
 		Cwd:       cwd,
@@ -110,17 +118,19 @@ func (f *Factory) colorOutput() bool {
 }
 
 // childEnviron is the environment servers inherit: ours, with
-// NEMO_GYM_EXTRA_ROOTS holding this command's search dirs so children
-// resolve paths the way this command did.
-func (f *Factory) childEnviron(extraRoots string) []string {
+// NEMO_GYM_EXTRA_ROOTS holding this command's search dirs and
+// GYM_INSTALL_ROOT the install root, so children resolve paths the way
+// this command did.
+func (f *Factory) childEnviron(r commandRoots) []string {
+	extraRoots, installRoot := r.extra, r.install
 	var env []string
 	for _, kv := range f.Environ() {
-		if !strings.HasPrefix(kv, "NEMO_GYM_EXTRA_ROOTS=") {
+		if !strings.HasPrefix(kv, "NEMO_GYM_EXTRA_ROOTS=") && !strings.HasPrefix(kv, installRootEnv+"=") {
 			env = append(env, kv)
 		}
 	}
 	if extraRoots != "" {
 		env = append(env, "NEMO_GYM_EXTRA_ROOTS="+extraRoots)
 	}
-	return env
+	return append(env, installRootEnv+"="+installRoot)
 }

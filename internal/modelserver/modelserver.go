@@ -14,6 +14,7 @@
 package modelserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -132,6 +133,9 @@ func (h *handler) messages(b Backend) server.HandlerFunc {
 			res.Stream.Close()
 			return errors.New("the backend streamed an answer to a non-streaming Responses call")
 		}
+		if st := statusOf(res); st < 200 || st > 299 {
+			return h.fail(w, r, &StatusError{URL: r.URL.Path, Status: st, Header: res.Header, Body: res.Body, Tries: 1})
+		}
 		// The message names the model the client asked for, as Anthropic's
 		// API does; the Responses answer knows only the upstream's name.
 		msg, err := openai.ResponsesToMessagesResponse(res.Body, gjson.GetBytes(body, "model").String())
@@ -155,19 +159,41 @@ func (h *handler) messages(b Backend) server.HandlerFunc {
 }
 
 // readObject reads a request body that must be a JSON object, failing as
-// FastAPI does (422) otherwise.
+// FastAPI does (422) otherwise. gjson checks the common case several times
+// faster than encoding/json; only a bad body goes through DecodeJSON, for
+// its FastAPI-shaped error.
 func readObject(r *http.Request) ([]byte, error) {
-	var body json.RawMessage
-	if err := server.DecodeJSON(r, &body); err != nil {
+	body, err := readAll(r.Body, r.ContentLength)
+	if err != nil {
+		return nil, fmt.Errorf("reading the request body: %w", err)
+	}
+	if isObject(body) && gjson.ValidBytes(body) {
+		return body, nil
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	var v json.RawMessage
+	if err := server.DecodeJSON(r, &v); err != nil {
 		return nil, err
 	}
-	if !isObject(body) {
-		return nil, &server.ValidationError{Details: []server.ValidationDetail{{
-			Type: "model_attributes_type", Loc: []any{"body"},
-			Msg: "Input should be a valid dictionary or object to extract fields from", Input: body,
-		}}}
+	if isObject(v) {
+		return body, nil // JSON that gjson is stricter about than Python
 	}
-	return body, nil
+	return nil, &server.ValidationError{Details: []server.ValidationDetail{{
+		Type: "model_attributes_type", Loc: []any{"body"},
+		Msg: "Input should be a valid dictionary or object to extract fields from", Input: v,
+	}}}
+}
+
+// readAll reads a body, in one allocation when its length is known.
+func readAll(body io.Reader, n int64) ([]byte, error) {
+	if n <= 0 || n > 64<<20 {
+		return io.ReadAll(body)
+	}
+	buf := make([]byte, n)
+	if _, err := io.ReadFull(body, buf); err != nil {
+		return nil, err
+	}
+	return buf, nil
 }
 
 func callInfo(r *http.Request, stream bool) CallInfo {
@@ -220,7 +246,7 @@ func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) error 
 	var te *TransportError
 	switch {
 	case errors.As(err, &se):
-		h.logger.Warn("upstream answered with an error; relaying it", "path", r.URL.Path, "error", err)
+		h.logger.Warn("relaying an error answer", "path", r.URL.Path, "error", err)
 		copyRelayed(w.Header(), se.Header)
 		w.Header().Set("Content-Length", strconv.Itoa(len(se.Body)))
 		w.WriteHeader(se.Status)

@@ -191,3 +191,15 @@ func TestHandlerRelaysStreams(t *testing.T) {
 		t.Errorf("a broken stream ended cleanly (%q); the client must see it cut off", rest)
 	}
 }
+
+// A backend's own non-2xx answer to the Responses call behind /v1/messages
+// is relayed, not converted as if it were a response.
+func TestHandlerMessagesRelaysErrorAnswers(t *testing.T) {
+	_, url := serveStub(t, func([]byte, CallInfo) (*Result, error) {
+		return &Result{Status: 404, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`{"error":{"message":"no such recording"}}`)}, nil
+	})
+	resp, body := post(t, url+"/v1/messages", `{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`)
+	if resp.StatusCode != 404 || body != `{"error":{"message":"no such recording"}}` {
+		t.Errorf("got %d %s", resp.StatusCode, body)
+	}
+}

@@ -23,7 +23,7 @@ import (
 // comments included, passes through unchanged, and each Read returns as
 // soon as the upstream has delivered a complete line.
 func FixReasoningStream(rc io.ReadCloser) io.ReadCloser {
-	return &reasoningStream{rc: rc, br: bufio.NewReaderSize(rc, 16<<10)}
+	return &reasoningStream{rc: rc, br: bufio.NewReader(rc)}
 }
 
 type reasoningStream struct {

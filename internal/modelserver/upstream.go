@@ -44,7 +44,9 @@ type UpstreamOptions struct {
 	// MaxConcurrentRequests caps requests in flight upstream, retries and
 	// streams included; zero means unlimited.
 	MaxConcurrentRequests int
-	// MaxConnsPerHost caps upstream connections; zero means unlimited.
+	// MaxConnsPerHost caps HTTP/1.1 connections to the upstream, and so
+	// its concurrent requests; zero means unlimited. HTTP/2 multiplexes
+	// requests over few connections and is never capped by it.
 	MaxConnsPerHost int
 	// PingInterval is how long an HTTP/2 connection may go without a frame
 	// from the upstream before it is pinged; zero turns pings off.
@@ -71,11 +73,6 @@ const (
 )
 
 const (
-	// Thousands of rollouts share one upstream; keeping every connection a
-	// burst needed avoids reconnecting (and TLS handshakes) on the next.
-	// Idle connections still close after idleConnTimeout.
-	maxIdleConnsPerHost = 10000
-	idleConnTimeout     = 90 * time.Second
 	// A 500 is usually a real failure, so like NeMo Gym's model client it
 	// gets 3 tries in all, however many retries rate limits get.
 	serverErrorTries = 3
@@ -124,7 +121,14 @@ func NewUpstream(opts UpstreamOptions) (*Upstream, error) {
 		if !validHeaderName(kv[0]) {
 			return nil, fmt.Errorf("default header name %q is not a valid HTTP header name", kv[0])
 		}
+		if strings.ContainsAny(kv[1], "\r\n\x00") {
+			return nil, fmt.Errorf("default header %s: the value holds a line break or NUL, which HTTP cannot carry", kv[0])
+		}
 		header.Set(kv[0], kv[1])
+	}
+	// Checked here because the transport would only refuse each request.
+	if strings.ContainsAny(opts.APIKey, "\r\n\x00") {
+		return nil, errors.New("the API key holds a line break or NUL, which an HTTP header cannot carry")
 	}
 	header.Set("Authorization", "Bearer "+opts.APIKey)
 	for _, name := range opts.SessionKeyHeaders {
@@ -138,26 +142,9 @@ func NewUpstream(opts UpstreamOptions) (*Upstream, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	dialer := &net.Dialer{
-		Timeout: opts.ConnectTimeout,
-		// NeMo Gym's TCP keepalive (idle 60 s, interval 10 s, 3 probes)
-		// keeps NAT entries alive on HTTP/1.1 connections, which cannot ping.
-		KeepAliveConfig: net.KeepAliveConfig{Enable: true, Idle: 60 * time.Second, Interval: 10 * time.Second, Count: 3},
-	}
-	transport := &http.Transport{
-		// Like NeMo Gym's aiohttp session, proxy variables are ignored: a
-		// cluster-internal model endpoint must not detour through a proxy.
-		Proxy:               nil,
-		DialContext:         dialer.DialContext,
-		TLSClientConfig:     opts.TLSConfig,
-		TLSHandshakeTimeout: opts.ConnectTimeout,
-		ForceAttemptHTTP2:   true,
-		MaxIdleConnsPerHost: maxIdleConnsPerHost,
-		MaxConnsPerHost:     opts.MaxConnsPerHost,
-		IdleConnTimeout:     idleConnTimeout,
-		// PINGs flow while a response waits minutes for its first byte, so
-		// middleboxes that cut idle connections (NVCF at 340 s) see traffic.
-		HTTP2: &http.HTTP2Config{SendPingTimeout: opts.PingInterval, PingTimeout: opts.PingTimeout},
+	transport, err := newTransport(opts)
+	if err != nil {
+		return nil, err
 	}
 	u := &Upstream{
 		base: opts.BaseURL,
@@ -303,23 +290,13 @@ func (u *Upstream) attempt(ctx context.Context, url string, body []byte, header 
 	if stream {
 		return &Result{Status: resp.StatusCode, Header: resp.Header, Stream: &streamBody{ReadCloser: resp.Body, done: cancel}}, nil
 	}
-	data, err := readBody(resp)
+	data, err := readAll(resp.Body, resp.ContentLength)
 	resp.Body.Close()
 	cancel()
 	if err != nil {
 		return nil, transportError(url, fmt.Errorf("HTTP %d, reading the body: %w", resp.StatusCode, err))
 	}
 	return &Result{Status: resp.StatusCode, Header: resp.Header, Body: data}, nil
-}
-
-// readBody reads a whole response, sized up front when the length is known.
-func readBody(resp *http.Response) ([]byte, error) {
-	if n := resp.ContentLength; n > 0 && n < 1<<30 {
-		buf := make([]byte, n)
-		_, err := io.ReadFull(resp.Body, buf)
-		return buf, err
-	}
-	return io.ReadAll(resp.Body)
 }
 
 func transportError(url string, err error) *TransportError {

@@ -1,7 +1,6 @@
 package modelserver
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -131,6 +130,8 @@ func TestNewUpstreamRejects(t *testing.T) {
 		"default header name":   func(o *UpstreamOptions) { o.Headers = [][2]string{{"Bad Header", "x"}} },
 		"session header name":   func(o *UpstreamOptions) { o.SessionKeyHeaders = []string{"x:y"} },
 		"session Authorization": func(o *UpstreamOptions) { o.SessionKeyHeaders = []string{"authorization"} },
+		"default header value":  func(o *UpstreamOptions) { o.Headers = [][2]string{{"X-A", "a\nb"}} },
+		"api key":               func(o *UpstreamOptions) { o.APIKey = "sk-\r\n" },
 	} {
 		o := testOptions("http://127.0.0.1:1/v1")
 		mutate(&o)
@@ -272,7 +273,7 @@ func TestUpstreamMaxConcurrentRequests(t *testing.T) {
 		n := cur.Add(1)
 		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
 		}
-		time.Sleep(30 * time.Millisecond)
+		time.Sleep(60 * time.Millisecond)
 		cur.Add(-1)
 		io.WriteString(w, `{}`)
 	})
@@ -416,7 +417,7 @@ func idleCuttingProxy(t *testing.T, target string, idle time.Duration) string {
 // The body is sent as given, and retried tries send it again in full.
 func TestUpstreamReplaysBody(t *testing.T) {
 	s, base := startUpstream(t, reply(503, ``), reply(200, `{}`))
-	body := bytes.Repeat([]byte(`{"k":"`+strings.Repeat("v", 1000)+`"}`), 1)
+	body := []byte(`{"k":"` + strings.Repeat("v", 1000) + `"}`)
 	if _, err := newTestUpstream(t, testOptions(base)).Post(context.Background(), "/responses", body, CallInfo{}); err != nil {
 		t.Fatal(err)
 	}
@@ -427,5 +428,96 @@ func TestUpstreamReplaysBody(t *testing.T) {
 		if got := r.header.Get("Content-Length"); got != "" && got != strconv.Itoa(len(body)) {
 			t.Errorf("try %d Content-Length %s", i+1, got)
 		}
+	}
+}
+
+// An https upstream is served over the protocol it negotiates, and neither
+// protocol caps concurrency: HTTP/1.1 gets a connection per request,
+// HTTP/2 multiplexes.
+func TestUpstreamProtocolChoice(t *testing.T) {
+	const n = 40
+	for _, h2 := range []bool{false, true} {
+		t.Run("http2="+strconv.FormatBool(h2), func(t *testing.T) {
+			// Every request waits for all n to arrive: a cap would hold the
+			// rest back, and the wait would time out.
+			var arrived atomic.Int32
+			all := make(chan struct{})
+			srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if arrived.Add(1) == n {
+					close(all)
+				}
+				select {
+				case <-all:
+					io.WriteString(w, r.Proto)
+				case <-time.After(5 * time.Second):
+					w.WriteHeader(http.StatusGatewayTimeout)
+				}
+			}))
+			srv.EnableHTTP2 = h2
+			srv.StartTLS()
+			t.Cleanup(srv.Close)
+			roots := x509.NewCertPool()
+			roots.AddCert(srv.Certificate())
+			o := testOptions(srv.URL + "/v1")
+			o.TLSConfig = &tls.Config{RootCAs: roots}
+			o.MaxRetries = 0
+			u := newTestUpstream(t, o)
+			want := map[bool]string{false: "HTTP/1.1", true: "HTTP/2.0"}[h2]
+			var wg sync.WaitGroup
+			for range n {
+				wg.Go(func() {
+					res, err := u.Post(context.Background(), "/responses", []byte(`{}`), CallInfo{})
+					if err != nil {
+						t.Errorf("not all %d requests were in flight at once: %v", n, err)
+					} else if string(res.Body) != want {
+						t.Errorf("served over %s, want %s", res.Body, want)
+					}
+				})
+			}
+			wg.Wait()
+		})
+	}
+}
+
+// A burst of requests to an HTTP/2 upstream opens a few connections, not
+// one per request that found the others at their stream limit.
+func TestUpstreamHTTP2Burst(t *testing.T) {
+	const n = 1000
+	var arrived atomic.Int32
+	all := make(chan struct{})
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if arrived.Add(1) == n {
+			close(all)
+		}
+		<-all
+	}))
+	var conns atomic.Int32
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	roots := x509.NewCertPool()
+	roots.AddCert(srv.Certificate())
+	o := testOptions(srv.URL + "/v1")
+	o.TLSConfig = &tls.Config{RootCAs: roots}
+	u := newTestUpstream(t, o)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			if _, err := u.Post(context.Background(), "/responses", []byte(`{}`), CallInfo{}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	// The server allows 250 streams a connection, so 4 would do; a few
+	// more are dialled while others fill up. Without the dial limit this
+	// burst opened 2,251 connections.
+	if got := conns.Load(); got > 4*maxHTTP2Dials {
+		t.Errorf("%d requests opened %d connections", n, got)
 	}
 }

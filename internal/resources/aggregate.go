@@ -42,12 +42,6 @@ func (r Rollout) Value(key string) (json.RawMessage, bool) {
 // treats them as ints).
 func (r Rollout) Number(key string) (float64, bool) { return number(r.get(key)) }
 
-// String returns a top-level string.
-func (r Rollout) String(key string) (string, bool) {
-	v := r.get(key)
-	return v.Str, v.Type == gjson.String
-}
-
 func number(v gjson.Result) (float64, bool) {
 	switch v.Type {
 	case gjson.Number:
@@ -140,7 +134,7 @@ func Aggregate(verifyResponses []json.RawMessage, hooks MetricsHooks) (*Aggregat
 		sort.SliceStable(sorted, func(a, b int) bool {
 			return p.rows[sorted[a]].rollout.RolloutIndex < p.rows[sorted[b]].rollout.RolloutIndex
 		})
-		infos := make([]*Metrics, len(sorted))
+		infos := make([]json.RawMessage, len(sorted))
 		for i, ri := range sorted {
 			infos[i] = p.rows[ri].info
 		}
@@ -206,13 +200,16 @@ func MeanMetrics(agent *Metrics) *Metrics {
 // profiler holds the flattened numeric view of every rollout, the columns
 // a pandas DataFrame of them would have.
 type profiler struct {
-	cols     []column
-	colIndex map[string]int
-	rows     []profRow
+	cols        []column
+	colIndex    map[string]int
+	rows        []profRow
+	top, merged fields
+	vals        [][]float64
 }
 
 type column struct {
 	name string
+	keys [len(statNames)]string // "<stat>/<name>"
 	// notInt is set when any rollout lacks the column or holds a float
 	// there: pandas then types it float64, and max/min come out as floats.
 	notInt  bool
@@ -227,12 +224,35 @@ type cell struct {
 type profRow struct {
 	rollout Rollout
 	cells   []cell
-	info    *Metrics
+	info    json.RawMessage
 }
 
 type field struct {
 	key string
 	val gjson.Result
+}
+
+// fields is an object's members in order, a repeated key keeping its first
+// place and last value, as a Python dict built from it does.
+type fields []field
+
+func (fs *fields) set(key string, v gjson.Result) {
+	for j := range *fs {
+		if (*fs)[j].key == key {
+			(*fs)[j].val = v
+			return
+		}
+	}
+	*fs = append(*fs, field{key, v})
+}
+
+func (fs fields) get(key string) gjson.Result {
+	for _, f := range fs {
+		if f.key == key {
+			return f.val
+		}
+	}
+	return gjson.Result{}
 }
 
 func (p *profiler) add(i int, raw json.RawMessage) error {
@@ -243,36 +263,37 @@ func (p *profiler) add(i int, raw json.RawMessage) error {
 	if !res.IsObject() {
 		return fmt.Errorf("verify_responses[%d] must be a JSON object, got %s", i, res.Type)
 	}
-	task, err := indexField(res, TaskIndexKey, i)
+	// The field lists are scratch space reused from row to row.
+	top := p.top[:0]
+	defer func() { p.top = top[:0] }()
+	res.ForEach(func(k, v gjson.Result) bool {
+		top.set(k.String(), v)
+		return true
+	})
+	task, err := indexField(top, TaskIndexKey, i)
 	if err != nil {
 		return err
 	}
-	rollout, err := indexField(res, RolloutIndexKey, i)
+	rollout, err := indexField(top, RolloutIndexKey, i)
 	if err != nil {
 		return err
 	}
 	row := profRow{rollout: Rollout{TaskIndex: task, RolloutIndex: rollout, Raw: raw}}
+	usage := top.get("response").Get("usage")
+	row.info = rolloutInfo(top, task, rollout, usage)
 
 	// The record is `result | response.usage`: usage keys win on a clash
 	// and new ones go last, as in a Python dict merge.
-	fields := make([]field, 0, 16)
-	set := func(k, v gjson.Result) bool {
-		key := k.String()
-		for j := range fields {
-			if fields[j].key == key {
-				fields[j].val = v
-				return true
-			}
-		}
-		fields = append(fields, field{key, v})
-		return true
-	}
-	res.ForEach(set)
-	usage := res.Get("response.usage")
+	merged := top
 	if usage.IsObject() {
-		usage.ForEach(set)
+		merged = append(p.merged[:0], top...)
+		defer func() { p.merged = merged[:0] }()
+		usage.ForEach(func(k, v gjson.Result) bool {
+			merged.set(k.String(), v)
+			return true
+		})
 	}
-	for _, f := range fields {
+	for _, f := range merged {
 		if f.key == TaskIndexKey || f.key == RolloutIndexKey {
 			continue
 		}
@@ -285,7 +306,11 @@ func (p *profiler) add(i int, raw json.RawMessage) error {
 			c = len(p.cols)
 			p.colIndex[f.key] = c
 			// Rollouts before this one lack the column: pandas fills NaN.
-			p.cols = append(p.cols, column{name: f.key, notInt: len(p.rows) > 0})
+			col := column{name: f.key, notInt: len(p.rows) > 0}
+			for s, stat := range statNames {
+				col.keys[s] = stat + "/" + f.key
+			}
+			p.cols = append(p.cols, col)
 		}
 		p.cols[c].present++
 		if !isInt {
@@ -293,7 +318,6 @@ func (p *profiler) add(i int, raw json.RawMessage) error {
 		}
 		row.cells = append(row.cells, cell{c, v})
 	}
-	row.info = rolloutInfo(res, task, rollout, usage)
 	p.rows = append(p.rows, row)
 	for c := range p.cols {
 		if p.cols[c].present < len(p.rows) {
@@ -327,8 +351,8 @@ func isIntLiteral(raw string) bool {
 	return true
 }
 
-func indexField(res gjson.Result, key string, i int) (int64, error) {
-	v := res.Get(gjson.Escape(key))
+func indexField(top fields, key string, i int) (int64, error) {
+	v := top.get(key)
 	if !v.Exists() || v.Type == gjson.Null {
 		return 0, nil
 	}
@@ -344,39 +368,70 @@ func indexField(res gjson.Result, key string, i int) (int64, error) {
 
 // rolloutInfo is the compact per-rollout record of a group: ids, reward,
 // usage numbers, then the other numeric fields (booleans as 0/1), values
-// kept as written.
-func rolloutInfo(res gjson.Result, task, rollout int64, usage gjson.Result) *Metrics {
-	info := NewMetrics()
-	info.Set("rollout_id", strconv.FormatInt(task, 10)+":"+strconv.FormatInt(rollout, 10))
-	info.Set(TaskIndexKey, task)
-	info.Set(RolloutIndexKey, rollout)
-	if r := res.Get("reward"); r.Exists() {
-		info.Set("reward", json.RawMessage(r.Raw))
+// kept as written. It is encoded at once: a group only ever writes it out.
+func rolloutInfo(top fields, task, rollout int64, usage gjson.Result) json.RawMessage {
+	type kv struct{ key, raw string }
+	fields := make([]kv, 0, 12)
+	set := func(key, raw string) {
+		for i := range fields {
+			if fields[i].key == key {
+				fields[i].raw = raw
+				return
+			}
+		}
+		fields = append(fields, kv{key, raw})
 	}
-	addNumeric := func(k, v gjson.Result) bool {
-		switch key := k.String(); {
+	set("rollout_id", string(appendString(nil, strconv.FormatInt(task, 10)+":"+strconv.FormatInt(rollout, 10))))
+	set(TaskIndexKey, strconv.FormatInt(task, 10))
+	set(RolloutIndexKey, strconv.FormatInt(rollout, 10))
+	if r := top.get("reward"); r.Exists() {
+		set("reward", r.Raw)
+	}
+	addNumeric := func(key string, v gjson.Result) {
+		switch {
 		case key == TaskIndexKey || key == RolloutIndexKey || key == "reward" || key == "response":
 		case v.Type == gjson.True:
-			info.Set(key, 1)
+			set(key, "1")
 		case v.Type == gjson.False:
-			info.Set(key, 0)
+			set(key, "0")
 		case v.Type == gjson.Number:
-			info.Set(key, json.RawMessage(v.Raw))
+			set(key, v.Raw)
 		}
-		return true
 	}
 	if usage.IsObject() {
-		usage.ForEach(addNumeric)
+		usage.ForEach(func(k, v gjson.Result) bool {
+			addNumeric(k.String(), v)
+			return true
+		})
 	}
-	res.ForEach(addNumeric)
-	return info
+	for _, f := range top {
+		addNumeric(f.key, f.val)
+	}
+	b := make([]byte, 0, 160)
+	b = append(b, '{')
+	for i, f := range fields {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, f.key)
+		b = append(b, ':')
+		b = append(b, f.raw...)
+	}
+	return append(b, '}')
 }
 
 // describe sets RewardProfiler's statistics of rows into m: for each
 // statistic, for each column, `<stat>/<column>`, leaving out NaN.
 func (p *profiler) describe(rows []int, m *Metrics) {
 	n := len(p.cols)
-	vals := make([][]float64, n)
+	// The per-column value lists are scratch space reused across groups.
+	for len(p.vals) < n {
+		p.vals = append(p.vals, nil)
+	}
+	vals := p.vals[:n]
+	for c := range vals {
+		vals[c] = vals[c][:0]
+	}
 	for _, ri := range rows {
 		for _, c := range p.rows[ri].cells {
 			vals[c.col] = append(vals[c.col], c.value)
@@ -425,9 +480,9 @@ func (p *profiler) describe(rows []int, m *Metrics) {
 				continue
 			}
 			if (stat == "max" || stat == "min") && !col.notInt {
-				m.Set(stat+"/"+col.name, int64(x))
+				m.Set(col.keys[s], int64(x))
 			} else {
-				m.Set(stat+"/"+col.name, x)
+				m.Set(col.keys[s], x)
 			}
 		}
 	}

@@ -38,6 +38,9 @@ type FieldSpec struct {
 	Enum []string
 	// Items is the element kind of a List field (Any: unchecked).
 	Items Kind
+	// Model names the Pydantic model an Object field holds, for its error
+	// message; empty for a plain dict.
+	Model string
 	// NumberAsString takes a number given for a String field as its text.
 	// gsm8k's prepare.py writes numeric expected answers, which Pydantic
 	// would reject; a Go server accepts them.
@@ -214,7 +217,11 @@ func (f FieldSpec) check(raw json.RawMessage, loc []any) (json.RawMessage, *serv
 		}
 		return raw, nil
 	case Object:
-		if first != '{' {
+		switch {
+		case first == '{':
+		case f.Model != "":
+			return bad("model_type", "Input should be a valid dictionary or instance of "+f.Model)
+		default:
 			return bad("dict_type", "Input should be a valid dictionary")
 		}
 	}

@@ -73,82 +73,125 @@ func PassMajorityMetrics(tasks [][]Rollout, score ScoreFunc, answerKey string) *
 	}
 	slices.Sort(scoreNames)
 
+	// Each metric is a mean over tasks. Per-task values are added to their
+	// accumulators in task order, as Python's sum() adds its list, so the
+	// results agree to the last bit.
+	type mean struct {
+		sum float64
+		n   int
+	}
+	type perK struct{ pass, avg, majority mean }
+	acc := make(map[string][]perK, len(scoreNames))
+	runs := make(map[string][]mean, len(scoreNames))
+	for _, name := range scoreNames {
+		acc[name] = make([]perK, maxK)
+		runs[name] = make([]mean, maxK)
+	}
 	combs := combRatios{}
-	for k := 1; k <= maxK; k++ {
-		for _, name := range scoreNames {
-			var passValues []float64
-			for _, ts := range scores {
-				vals := valuesOf(ts, name)
-				if len(vals) == 0 || k > len(vals) {
-					continue
+	var prefixSum, prefixMax []float64
+	var present []int
+	var votes []vote
+	for t, ts := range scores {
+		if len(ts) == 0 {
+			// A task without rollouts votes for nothing: majority 0.
+			for _, name := range scoreNames {
+				for k := range maxK {
+					if answerKey != "" {
+						acc[name][k].majority.n++
+					}
 				}
-				if binary(vals) {
-					incorrect := 0
-					for _, v := range vals {
-						if v == 0 {
-							incorrect++
+			}
+			continue
+		}
+		for _, name := range scoreNames {
+			// The task's values of this score in rollout order, as running
+			// sums and maxima, and how many of the first i+1 rollouts have
+			// one (present[i]).
+			prefixSum, prefixMax, present = prefixSum[:0], prefixMax[:0], present[:0]
+			incorrect, isBinary := 0, true
+			for i, s := range ts {
+				if v, ok := s[name]; ok {
+					sum, best := v, v
+					if n := len(prefixSum); n > 0 {
+						sum, best = prefixSum[n-1]+v, max(prefixMax[n-1], v)
+					}
+					prefixSum, prefixMax = append(prefixSum, sum), append(prefixMax, best)
+					if v == 0 {
+						incorrect++
+					}
+					if v != 0 && v != 1 {
+						isBinary = false
+					}
+					runs[name][i].sum += v
+					runs[name][i].n++
+				}
+				present = append(present, len(prefixSum))
+			}
+			n := len(prefixSum)
+			votes = votes[:0]
+			for k := 1; k <= maxK; k++ {
+				a := &acc[name][k-1]
+				if n > 0 && k <= n {
+					switch {
+					case !isBinary:
+						a.pass.sum += prefixMax[k-1]
+					case incorrect < k:
+						a.pass.sum++
+					default:
+						a.pass.sum += 1 - combs.ratio(incorrect, n, k)
+					}
+					a.pass.n++
+				}
+				if j := present[min(k, len(ts))-1]; j > 0 {
+					a.avg.sum += prefixSum[j-1] / float64(j)
+					a.avg.n++
+				}
+				if answerKey != "" {
+					if k <= len(ts) {
+						if v, ok := ts[k-1][name]; ok && answers[t][k-1] != nil {
+							votes = addVote(votes, vote{answer: *answers[t][k-1], score: v})
 						}
 					}
-					if incorrect < k {
-						passValues = append(passValues, 1)
-					} else {
-						passValues = append(passValues, 1-combs.ratio(incorrect, len(vals), k))
-					}
-				} else {
-					passValues = append(passValues, slices.Max(vals[:k]))
+					a.majority.sum += majority(votes)
+					a.majority.n++
 				}
 			}
-			if len(passValues) > 0 {
-				m.Set("pass@"+strconv.Itoa(k)+"/"+name, 100*pySum(passValues)/float64(len(passValues)))
+		}
+	}
+	for k := 1; k <= maxK; k++ {
+		for _, name := range scoreNames {
+			a := acc[name][k-1]
+			if a.pass.n > 0 {
+				m.Set("pass@"+strconv.Itoa(k)+"/"+name, 100*a.pass.sum/float64(a.pass.n))
 			}
-
-			var avgValues []float64
-			for _, ts := range scores {
-				if vals := valuesOf(ts[:min(k, len(ts))], name); len(vals) > 0 {
-					avgValues = append(avgValues, pySum(vals)/float64(len(vals)))
-				}
+			if a.avg.n > 0 {
+				m.Set("pass@1[avg-of-"+strconv.Itoa(k)+"]/"+name, 100*a.avg.sum/float64(a.avg.n))
 			}
-			if len(avgValues) > 0 {
-				m.Set("pass@1[avg-of-"+strconv.Itoa(k)+"]/"+name, 100*pySum(avgValues)/float64(len(avgValues)))
-			}
-
 			if answerKey != "" {
-				majority := make([]float64, 0, len(scores))
-				for t, ts := range scores {
-					majority = append(majority, majorityVote(answers[t], ts, k, name))
-				}
-				m.Set("majority@"+strconv.Itoa(k)+"/"+name, 100*pySum(majority)/float64(len(majority)))
+				m.Set("majority@"+strconv.Itoa(k)+"/"+name, 100*a.majority.sum/float64(a.majority.n))
 			}
 		}
 	}
 
 	perSample := NewMetrics()
-	runs := map[string][]float64{}
+	runAverages := map[string][]float64{}
 	for run := range maxK {
 		for _, name := range scoreNames {
-			var vals []float64
-			for _, ts := range scores {
-				if run < len(ts) {
-					if v, ok := ts[run][name]; ok {
-						vals = append(vals, v)
-					}
-				}
-			}
-			if len(vals) > 0 {
-				runs[name] = append(runs[name], 100*pySum(vals)/float64(len(vals)))
+			if r := runs[name][run]; r.n > 0 {
+				runAverages[name] = append(runAverages[name], 100*r.sum/float64(r.n))
 			}
 		}
 	}
 	for _, name := range scoreNames {
-		if len(runs[name]) > 0 {
-			perSample.Set(name, runs[name])
+		if len(runAverages[name]) > 0 {
+			perSample.Set(name, runAverages[name])
 		}
 	}
 	m.Set("per_sample_aggregate", perSample)
 
 	for k := 2; k <= maxK; k++ {
 		for _, name := range scoreNames {
-			avgs := runs[name][:min(k, len(runs[name]))]
+			avgs := runAverages[name][:min(k, len(runAverages[name]))]
 			if len(avgs) < 2 {
 				continue
 			}
@@ -186,57 +229,43 @@ func answerOf(r Rollout, key string) *string {
 	return &s
 }
 
-func majorityVote(answers []*string, ts []map[string]float64, k int, name string) float64 {
-	type vote struct {
-		answer string
-		score  float64
-	}
-	counts := map[vote]int{}
-	var order []vote
-	for i := 0; i < min(k, len(ts)); i++ {
-		s, ok := ts[i][name]
-		if answers[i] == nil || !ok {
-			continue
+// vote is an (answer, score) pair of majority@k, with its count.
+type vote struct {
+	answer string
+	score  float64
+	count  int
+}
+
+func addVote(votes []vote, v vote) []vote {
+	for i := range votes {
+		if votes[i].answer == v.answer && votes[i].score == v.score {
+			votes[i].count++
+			return votes
 		}
-		v := vote{*answers[i], s}
-		if counts[v] == 0 {
-			order = append(order, v)
-		}
-		counts[v]++
 	}
-	if len(order) == 0 {
+	v.count = 1
+	return append(votes, v)
+}
+
+// majority is the mean score of the most frequent (answer, score) pairs,
+// or 0 when no rollout gave an answer.
+func majority(votes []vote) float64 {
+	best := 0
+	for _, v := range votes {
+		best = max(best, v.count)
+	}
+	var sum float64
+	n := 0
+	for _, v := range votes {
+		if v.count == best {
+			sum += v.score
+			n++
+		}
+	}
+	if n == 0 {
 		return 0
 	}
-	best := 0
-	for _, v := range order {
-		best = max(best, counts[v])
-	}
-	var tied []float64
-	for _, v := range order {
-		if counts[v] == best {
-			tied = append(tied, v.score)
-		}
-	}
-	return pySum(tied) / float64(len(tied))
-}
-
-func valuesOf(ts []map[string]float64, name string) []float64 {
-	vals := make([]float64, 0, len(ts))
-	for _, s := range ts {
-		if v, ok := s[name]; ok {
-			vals = append(vals, v)
-		}
-	}
-	return vals
-}
-
-func binary(vals []float64) bool {
-	for _, v := range vals {
-		if v != 0 && v != 1 {
-			return false
-		}
-	}
-	return true
+	return sum / float64(n)
 }
 
 // pySum adds left to right, as Python's sum() does, so averages agree to

@@ -120,13 +120,6 @@ func (r *VerifyRequest) String(name string) string {
 	return s
 }
 
-// IsNull reports whether a declared field is null (or absent without a
-// default).
-func (r *VerifyRequest) IsNull(name string) bool {
-	v := r.fields[name]
-	return v == nil || string(v) == "null"
-}
-
 // OutputText is the response's output_text.
 func (r *VerifyRequest) OutputText() string { return OutputText(r.Response) }
 
@@ -142,8 +135,8 @@ func (r *VerifyRequest) Echo(names ...string) []Field {
 
 // baseFields are BaseVerifyRequest's own fields.
 var baseFields = []FieldSpec{
-	{Name: "responses_create_params", Kind: Object, Required: true},
-	{Name: "response", Kind: Object, Required: true},
+	{Name: "responses_create_params", Kind: Object, Required: true, Model: "NeMoGymResponseCreateParamsNonStreaming"},
+	{Name: "response", Kind: Object, Required: true, Model: "NeMoGymResponse"},
 }
 
 // NewHandler builds a resources server's routes on top of rt. It refuses

@@ -233,7 +233,7 @@ func latexEnvAt(text string, i int) (span, bool) {
 				return env(i+2, k, k+2)
 			}
 		}
-	case strings.HasPrefix(rest, `\[`) && !escaped:
+	case strings.HasPrefix(rest, `\[`) && !escaped && len(rest) > 3:
 		if k := strings.Index(text[i+3:], `\]`); k >= 0 {
 			k += i + 3
 			if text[k-1] == '\\' {
@@ -341,31 +341,43 @@ func numbers(text string) []span {
 
 var answerWord = regexp.MustCompile(`(?i)answer`)
 
-// answerSpans are the candidates starting within 50 characters after the
-// word "answer": those after "answer:" (tried first) and all of them. The
-// match runs from the word to the candidate's end.
+// answerSpans are the candidates after the word "answer": for each
+// occurrence, the first LaTeX environment and the first number or
+// expression (an expression before a number at the same place) starting
+// within 50 characters. Those after "answer:" are tried first. Each match
+// runs from the word to the candidate's end.
 func answerSpans(text string, candidates []span) (colon, any []span) {
 	byStart := append([]span{}, candidates...)
-	sort.SliceStable(byStart, func(a, b int) bool { return byStart[a].start < byStart[b].start })
+	sort.SliceStable(byStart, func(a, b int) bool {
+		if byStart[a].start != byStart[b].start {
+			return byStart[a].start < byStart[b].start
+		}
+		return byStart[a].kind == spanExpr && byStart[b].kind != spanExpr
+	})
 	for _, w := range answerWord.FindAllStringIndex(text, -1) {
 		from := w[1]
 		hasColon := from < len(text) && text[from] == ':'
 		if hasColon {
 			from++
 		}
+		var latexFound, plainFound bool
 		for _, c := range byStart {
 			if c.start < from {
 				continue
 			}
-			if c.start > from+50 {
+			if c.start > from+50 || (latexFound && plainFound) {
 				break
 			}
+			isLatex := c.kind == spanLatex
+			if (isLatex && latexFound) || (!isLatex && plainFound) {
+				continue
+			}
+			latexFound, plainFound = latexFound || isLatex, plainFound || !isLatex
 			c.start = w[0]
 			if hasColon {
 				colon = append(colon, c)
 			}
 			any = append(any, c)
-			break
 		}
 	}
 	return colon, any

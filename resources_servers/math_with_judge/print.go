@@ -107,7 +107,7 @@ func printNode(e *expr) (string, int) {
 	case nInf:
 		return "oo", precTop
 	case nNeg:
-		return "-" + printExpr(e.args[0], precMul+1), precAdd
+		return "-" + printExpr(e.args[0], precMul), precAdd
 	case nAdd:
 		return printSum(e.args), precAdd
 	case nMul:
@@ -191,11 +191,11 @@ func printSum(terms []*expr) string {
 		}
 		switch {
 		case i == 0 && neg:
-			b.WriteString("-" + printExpr(inner, precMul+1))
+			b.WriteString("-" + printExpr(inner, precMul))
 		case i == 0:
 			b.WriteString(printExpr(t, precAdd))
 		case neg:
-			b.WriteString(" - " + printExpr(inner, precMul+1))
+			b.WriteString(" - " + printExpr(inner, precMul))
 		default:
 			b.WriteString(" + " + printExpr(t, precAdd+1))
 		}
@@ -295,7 +295,7 @@ func printProduct(factors []*expr) string {
 }
 
 // floatString writes a decimal as SymPy prints a Float: 15 significant
-// digits, fixed notation for exponents from -5 to 14, e.g. 2.50000000000000;
+// digits, fixed notation for exponents from -4 to 14, e.g. 2.50000000000000;
 // inside an expression trailing zeros are dropped (2.5).
 func floatString(r *big.Rat, strip bool) string {
 	if r.Sign() == 0 {
@@ -325,7 +325,7 @@ func floatString(r *big.Rat, strip bool) string {
 		}
 		return s
 	}
-	if exp < -5 || exp >= 15 {
+	if exp <= -5 || exp >= 15 {
 		es := "e+"
 		if exp < 0 {
 			es, exp = "e-", -exp

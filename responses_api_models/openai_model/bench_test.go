@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"runtime"
 	"slices"
 	"strings"
@@ -58,52 +60,60 @@ func call(c *http.Client, url string) error {
 	return nil
 }
 
-// BenchmarkAddedLatency alternates one request straight to a fake upstream
-// and one through gym, one at a time, and reports both latency
-// distributions and what gym adds (difference of the percentiles).
+// BenchmarkAddedLatency sends requests one at a time, in turn straight to
+// a fake upstream, through gym, and through a bare httputil.ReverseProxy
+// (the floor: what any extra Go HTTP hop costs on this machine). It
+// reports each latency distribution and what gym and the bare proxy add
+// (differences of the percentiles).
 func BenchmarkAddedLatency(b *testing.B) {
 	up := benchUpstream(b, 0)
-	gym := startGym(b, up) + "/ng-rollout/1-0/v1/responses"
-	direct := up + "/responses"
+	urls := []string{up + "/responses", startGym(b, up) + "/ng-rollout/1-0/v1/responses", bareProxy(b, up) + "/v1/responses"}
 	c := benchClient(4)
-	for _, u := range []string{direct, gym} { // warm connections
+	for _, u := range urls { // warm connections
 		if err := call(c, u); err != nil {
 			b.Fatal(err)
 		}
 	}
-	var d, g []time.Duration
+	lat := make([][]time.Duration, len(urls))
 	for b.Loop() {
-		t0 := time.Now()
-		if err := call(c, direct); err != nil {
-			b.Fatal(err)
+		for i, u := range urls {
+			t0 := time.Now()
+			if err := call(c, u); err != nil {
+				b.Fatal(err)
+			}
+			lat[i] = append(lat[i], time.Since(t0))
 		}
-		t1 := time.Now()
-		if err := call(c, gym); err != nil {
-			b.Fatal(err)
-		}
-		d, g = append(d, t1.Sub(t0)), append(g, time.Since(t1))
 	}
-	dp50, dp99 := percentiles(d)
-	gp50, gp99 := percentiles(g)
+	dp50, dp99 := percentiles(lat[0])
+	gp50, gp99 := percentiles(lat[1])
+	pp50, pp99 := percentiles(lat[2])
 	b.ReportMetric(us(dp50), "direct-p50-µs")
 	b.ReportMetric(us(dp99), "direct-p99-µs")
 	b.ReportMetric(us(gp50), "gym-p50-µs")
 	b.ReportMetric(us(gp99), "gym-p99-µs")
-	b.ReportMetric(us(gp50-dp50), "added-p50-µs")
-	b.ReportMetric(us(gp99-dp99), "added-p99-µs")
-	b.ReportMetric(0, "ns/op") // a pair of requests per op says nothing alone
+	b.ReportMetric(us(gp50-dp50), "gym-added-p50-µs")
+	b.ReportMetric(us(gp99-dp99), "gym-added-p99-µs")
+	b.ReportMetric(us(pp50-dp50), "bare-proxy-added-p50-µs")
+	b.ReportMetric(us(pp99-dp99), "bare-proxy-added-p99-µs")
+	b.ReportMetric(0, "ns/op") // three requests per op; the percentiles say it all
 }
 
 // BenchmarkThroughput runs 256 concurrent clients straight against a fake
-// upstream and through gym, with an upstream that answers at once (all
-// HTTP work competes for the same CPUs) and one that takes 20 ms, like a
-// fast model.
+// upstream, through gym, and through a bare httputil.ReverseProxy (the
+// floor of any extra Go hop), with an upstream that answers at once (so
+// clients, proxy and upstream all compete for the same CPUs and the extra
+// hop shows as CPU) and one that takes 100 ms, like a (very fast) model,
+// where the proxy must simply keep up.
 func BenchmarkThroughput(b *testing.B) {
 	const clients = 256
-	for _, delay := range []time.Duration{0, 20 * time.Millisecond} {
+	for _, delay := range []time.Duration{0, 100 * time.Millisecond} {
 		up := benchUpstream(b, delay)
-		urls := map[string]string{"direct": up + "/responses", "gym": startGym(b, up) + "/v1/responses"}
-		for _, via := range []string{"direct", "gym"} {
+		urls := map[string]string{
+			"direct":     up + "/responses",
+			"gym":        startGym(b, up) + "/v1/responses",
+			"bare-proxy": bareProxy(b, up) + "/v1/responses",
+		}
+		for _, via := range []string{"direct", "gym", "bare-proxy"} {
 			// One client across the benchmark's rounds, so that rounds after
 			// the first run on warm connections.
 			c := benchClient(clients)
@@ -122,6 +132,21 @@ func BenchmarkThroughput(b *testing.B) {
 			})
 		}
 	}
+}
+
+// bareProxy serves httputil.ReverseProxy in front of upstream (a base URL
+// ending in /v1) at <its URL>/v1.
+func bareProxy(b *testing.B, upstream string) string {
+	b.Helper()
+	target, err := url.Parse(upstream)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(target)
+	rp.Transport = &http.Transport{MaxIdleConnsPerHost: 1024}
+	srv := httptest.NewServer(http.StripPrefix("/v1", rp))
+	b.Cleanup(srv.Close)
+	return srv.URL
 }
 
 func percentiles(ds []time.Duration) (p50, p99 time.Duration) {

@@ -25,13 +25,15 @@ var (
 	inflightGym    = flag.String("inflight.gym", "", "a gym binary to run TestInflight against (bench/model_inflight.sh builds one)")
 	inflightN      = flag.Int("inflight.n", 10000, "TestInflight: requests held in flight at once")
 	inflightMaxRSS = flag.Int("inflight.max-rss-mb", 500, "TestInflight: the gym process's peak RSS allowed, in MiB")
+	inflightHTTP1  = flag.Bool("inflight.http1", false, "TestInflight: a plain HTTP/1.1 upstream (a local vLLM, say), which needs a connection per request")
 )
 
 // TestInflight holds -inflight.n requests in flight at once through a real
 // `gym serve` process to a slow upstream, then lets them all finish, and
 // reports the gym process's peak RSS (VmHWM). The upstream is TLS with
-// HTTP/2, as hosted endpoints are, and answers only once every request has
-// arrived, so all of them are provably in flight together.
+// HTTP/2, as hosted endpoints are (or, with -inflight.http1, plain
+// HTTP/1.1), and answers only once every request has arrived, so all of
+// them are provably in flight together.
 func TestInflight(t *testing.T) {
 	if *inflightGym == "" {
 		t.Skip("run by bench/model_inflight.sh (set -inflight.gym to a gym binary)")
@@ -55,15 +57,21 @@ func TestInflight(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(answer)
 	}))
-	up.EnableHTTP2 = true
-	up.StartTLS()
+	if *inflightHTTP1 {
+		up.Start()
+	} else {
+		up.EnableHTTP2 = true
+		up.StartTLS()
+	}
 	defer up.Close()
 	defer releaseOnce.Do(func() { close(release) })
 
 	dir := t.TempDir()
 	certFile := filepath.Join(dir, "upstream.pem")
-	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: up.Certificate().Raw}), 0o644); err != nil {
-		t.Fatal(err)
+	if up.TLS != nil {
+		if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: up.Certificate().Raw}), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	port := freePort(t)
 	config := fmt.Sprintf("policy_model:\n  responses_api_models:\n    openai_model:\n      entrypoint: app.py\n      host: 127.0.0.1\n      port: %d\n"+

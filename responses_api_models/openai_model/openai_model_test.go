@@ -282,7 +282,7 @@ func TestMaxConcurrentRequests(t *testing.T) {
 		n := cur.Add(1)
 		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(60 * time.Millisecond)
 		cur.Add(-1)
 		cannedAnswers(w, r)
 	})
@@ -359,5 +359,31 @@ func TestAnthropicMessages(t *testing.T) {
 	}
 	if strings.Contains(up.last(t).Body, `"stream"`) {
 		t.Errorf("a Messages stream was requested upstream: %s", up.last(t).Body)
+	}
+}
+
+// A client that leaves mid-stream cancels the upstream call with it, so an
+// abandoned rollout does not keep generating.
+func TestStreamClientGoneCancelsUpstream(t *testing.T) {
+	up := newFakeUpstream(t)
+	cancelled := make(chan struct{})
+	up.setHandler(func(w http.ResponseWriter, r *http.Request) {
+		writeEvents(w, chatEvents[:1])
+		<-r.Context().Done()
+		close(cancelled)
+	})
+	gym := startGym(t, up.URL)
+	resp, err := http.Post(gym+"/v1/chat/completions", "application/json", strings.NewReader(`{"stream":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev := readEvent(bufio.NewReader(resp.Body)); ev != chatEvents[0] {
+		t.Fatalf("first event %q", ev)
+	}
+	resp.Body.Close()
+	select {
+	case <-cancelled:
+	case <-time.After(3 * time.Second):
+		t.Fatal("the upstream call outlived the client")
 	}
 }

@@ -36,6 +36,20 @@ type Server struct {
 // The server stops when the test ends.
 func Start(t testing.TB, configYAML, instance, className string, factory server.Factory) *Server {
 	t.Helper()
+	rt := Runtime(t, configYAML, instance, className)
+	h, err := factory(rt)
+	if err != nil {
+		t.Fatalf("building %s: %v", instance, err)
+	}
+	hs := httptest.NewServer(server.Wrap(rt, h))
+	t.Cleanup(hs.Close)
+	return &Server{URL: hs.URL, Runtime: rt, Client: NewClient(t), t: t}
+}
+
+// Runtime is the runtime `gym serve` would give instance of configYAML.
+// Its client does not retry, so a failing upstream fails at once.
+func Runtime(t testing.TB, configYAML, instance, className string) *server.Runtime {
+	t.Helper()
 	global, err := config.ParseChildConfig(configYAML)
 	if err != nil {
 		t.Fatalf("parsing the test config: %v", err)
@@ -44,19 +58,12 @@ func Start(t testing.TB, configYAML, instance, className string, factory server.
 	if err != nil {
 		t.Fatalf("reading instance %s: %v", instance, err)
 	}
-	rt := &server.Runtime{
+	return &server.Runtime{
 		Instance: instance, ServerType: typ, Implementation: impl, ClassName: className,
 		Global: global, Config: section,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Client: server.NewClient(server.ClientOptions{MaxRetries: -1}),
 	}
-	h, err := factory(rt)
-	if err != nil {
-		t.Fatalf("building %s: %v", instance, err)
-	}
-	hs := httptest.NewServer(server.Wrap(rt, h))
-	t.Cleanup(hs.Close)
-	return &Server{URL: hs.URL, Runtime: rt, Client: NewClient(t), t: t}
 }
 
 // NewClient is an HTTP client with its own cookie jar: one session.

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# End-to-end rollouts/s with no model: `gym env start` runs
+# example_single_tool_call, its simple_agent and the replay model
+# (responses_api_models/replay_model answering from the recorded
+# example_rollouts.jsonl), and bench/rundriver drives the agent's /run with
+# the 5 example rows at 64 and 256 concurrent clients, DURATION (10s) each.
+# Every rollout is a full one: seed_session, two model calls and a
+# get_weather call for three of the five rows, verify.
+#
+# CONCURRENCY (default "64 256") and DURATION change the levels; KEEP=1 keeps
+# the work directory (the servers' log is start.log there). GOGC or GOMEMLIMIT in
+# the environment reach every server (GOGC=400 gave 10-15% more on a 2-CPU VM).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$PWD
+work=$(mktemp -d)
+pid=""
+cleanup() {
+  if [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; then
+    kill -INT "$pid"
+    wait "$pid" || true
+  fi
+  if [[ ${KEEP:-0} == 1 ]]; then echo "work directory: $work"; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+
+go build -o "$work/gym" ./cmd/gym
+go build -o "$work/rundriver" ./bench/rundriver
+
+# The configs and the recordings come from the binary's install root, as
+# for a user with no checkout; the servers run in an empty directory.
+(cd "$work" && exec ./gym env start \
+  --config resources_servers/example_single_tool_call/configs/example_single_tool_call.yaml \
+  --config responses_api_models/replay_model/configs/replay_model.yaml \
+  ++head_server.port="${HEAD_PORT:-$((21000 + RANDOM % 4000))}" \
+  > start.log 2>&1) &
+pid=$!
+for _ in $(seq 600); do
+  grep -q 'servers ready' "$work/start.log" && break
+  if ! kill -0 "$pid" 2>/dev/null; then cat "$work/start.log"; echo "gym env start exited before the servers were ready" >&2; exit 1; fi
+  sleep 0.05
+done
+grep -q 'servers ready' "$work/start.log" || { cat "$work/start.log"; echo "the servers were not ready within 30 s" >&2; exit 1; }
+agent=$(grep -o 'example_single_tool_call_simple_agent .*http://127.0.0.1:[0-9]*' "$work/start.log" | grep -o 'http://.*')
+
+# CPU seconds a process has used so far, from /proc (Linux).
+cpu() { awk -v hz="$(getconf CLK_TCK)" '{print ($14 + $15) / hz}' "/proc/$1/stat"; }
+mapfile -t servers < <(awk '/ \(go\) / {print $1 "=" $NF}' "$work/start.log")
+rows="$repo/resources_servers/example_single_tool_call/data/example.jsonl"
+
+echo "$(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg); agent at $agent"
+for c in ${CONCURRENCY:-64 256}; do
+  declare -A before=()
+  for s in "${servers[@]}"; do before[$s]=$(cpu "${s#*=}"); done
+  "$work/rundriver" -url "$agent" -rows "$rows" -concurrency "$c" -duration "${DURATION:-10s}" | tee "$work/level.txt"
+  # Where the time went: CPU seconds of each process per 1000 rollouts.
+  n=$(grep -o '[0-9]* rollouts in' "$work/level.txt" | cut -d' ' -f1)
+  for s in "${servers[@]}"; do
+    awk -v name="${s%%=*}" -v a="${before[$s]}" -v b="$(cpu "${s#*=}")" -v n="$n" \
+      'BEGIN {printf "    %-40s %6.3f CPU s per 1000 rollouts\n", name, (b - a) * 1000 / n}'
+  done
+done
