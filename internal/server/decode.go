@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
 )
 
 // ValidationError is a request that failed validation. Handle answers it
@@ -65,6 +67,13 @@ func DecodeJSON(r *http.Request, v any) error {
 	}
 	if len(body) == 0 {
 		return &ValidationError{Details: []ValidationDetail{{Type: "missing", Loc: []any{"body"}, Msg: "Field required"}}}
+	}
+	// Raw targets are the common case (servers keep bodies as raw JSON);
+	// a validity scan is much cheaper than decoding into a RawMessage,
+	// which re-scans and copies.
+	if raw, ok := v.(*json.RawMessage); ok && gjson.ValidBytes(body) {
+		*raw = body
+		return nil
 	}
 	err = json.Unmarshal(body, v)
 	var syn *json.SyntaxError
