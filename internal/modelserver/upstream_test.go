@@ -206,12 +206,14 @@ func TestUpstreamTransportErrors(t *testing.T) {
 		}
 		addr := l.Addr().String()
 		l.Close()
-		o := testOptions("http://" + addr + "/v1")
-		o.MaxRetries = 2
-		_, err = newTestUpstream(t, o).Post(context.Background(), "/responses", []byte(`{}`), CallInfo{})
-		var te *TransportError
-		if !errors.As(err, &te) || te.Tries != 3 || te.Timeout {
-			t.Fatalf("Post error = %#v, want a non-timeout *TransportError after 3 tries", err)
+		for _, scheme := range []string{"http", "https"} { // https fails in the protocol probe
+			o := testOptions(scheme + "://" + addr + "/v1")
+			o.MaxRetries = 2
+			_, err = newTestUpstream(t, o).Post(context.Background(), "/responses", []byte(`{}`), CallInfo{})
+			var te *TransportError
+			if !errors.As(err, &te) || te.Tries != 3 || te.Timeout || !strings.Contains(err.Error(), "refused") {
+				t.Errorf("%s: Post error = %v, want a non-timeout *TransportError after 3 tries", scheme, err)
+			}
 		}
 	})
 	t.Run("request timeout", func(t *testing.T) {

@@ -1,12 +1,19 @@
 package examplesingletoolcall
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nemo-gym-go/gym/internal/resources/resourcestest"
+	"github.com/nemo-gym-go/gym/internal/server"
 )
 
 func start(t testing.TB) *resourcestest.Server {
@@ -110,5 +117,56 @@ func BenchmarkVerify(b *testing.B) {
 		if status, reply := s.Post("/verify", body); status != 200 {
 			b.Fatalf("%d %s", status, reply)
 		}
+	}
+}
+
+func TestRegistered(t *testing.T) {
+	if _, ok := server.Lookup(Kind); !ok {
+		t.Fatalf("%s is not registered", Kind)
+	}
+}
+
+// TestServe runs the server the way `gym serve` does: from the config and
+// instance name in the environment, on its configured port.
+func TestServe(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	cfg, err := os.ReadFile("configs/example_single_tool_call.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dict := strings.Replace(string(cfg), "      domain: agent\n", fmt.Sprintf("      domain: agent\n      host: 127.0.0.1\n      port: %d\n", port), 1)
+	env := map[string]string{"NEMO_GYM_CONFIG_DICT": dict, "NEMO_GYM_CONFIG_PATH": "example_single_tool_call"}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- server.Main(ctx, func(k string) (string, bool) { v, ok := env[k]; return v, ok }, io.Discard)
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	url := fmt.Sprintf("http://127.0.0.1:%d/get_weather", port)
+	var resp *http.Response
+	for range 200 {
+		if resp, err = http.Post(url, "application/json", strings.NewReader(`{"city":"Paris"}`)); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if string(body) != `{"city":"Paris","weather_description":"The weather in Paris is cold."}` ||
+		!strings.HasPrefix(resp.Header.Get("Set-Cookie"), "SimpleWeatherResourcesServer___example_single_tool_call=") {
+		t.Errorf("%s %s", body, resp.Header.Get("Set-Cookie"))
 	}
 }

@@ -89,16 +89,7 @@ func extractPred(text string) extracted {
 	var out extracted
 	var failed [][2]int
 	try := func(group []span) bool {
-		sort.SliceStable(group, func(a, b int) bool {
-			if group[a].end != group[b].end {
-				return group[a].end > group[b].end
-			}
-			return group[a].start < group[b].start
-		})
-		for i, sp := range group {
-			if i == maxTries {
-				break
-			}
+		for _, sp := range rightmost(group, maxTries) {
 			if sp.kind != spanLatex && overlaps(sp, failed) {
 				continue
 			}
@@ -127,6 +118,30 @@ func extractPred(text string) extracted {
 		return out
 	}
 	return out
+}
+
+// rightmost returns up to n candidates in the order Math-Verify tries them:
+// by end, last first, then by start, first first, then as found.
+func rightmost(group []span, n int) []span {
+	before := func(a, b span) bool {
+		if a.end != b.end {
+			return a.end > b.end
+		}
+		return a.start < b.start
+	}
+	best := make([]span, 0, min(n, len(group)))
+	for _, sp := range group {
+		if len(best) == n && !before(sp, best[n-1]) {
+			continue
+		}
+		i := sort.Search(len(best), func(i int) bool { return before(sp, best[i]) })
+		if len(best) < n {
+			best = append(best, span{})
+		}
+		copy(best[i+1:], best[i:len(best)-1])
+		best[i] = sp
+	}
+	return best
 }
 
 func overlaps(sp span, failed [][2]int) bool {
@@ -190,7 +205,7 @@ func boxedSpan(text string) (span, bool) {
 }
 
 var (
-	latexPercent = regexp.MustCompile(`^` + s + `*(?:\\?%|[Pp]ercent|[Pp]ercentage|[Pp]ct)`)
+	latexPercent = regexp.MustCompile(`^` + pySpace + `*(?:\\?%|[Pp]ercent|[Pp]ercentage|[Pp]ct)`)
 	latexFrac    = regexp.MustCompile(`^-?\\frac\{-?\d+(?:[.,]\d+)?\}\{-?\d+(?:[.,]\d+)?\}`)
 )
 
@@ -199,8 +214,9 @@ var (
 // percent sign after it.
 func latexEnvs(text string) []span {
 	var out []span
+	sc := envScanner{text: text, dd: finder{pat: "$$"}, bracket: finder{pat: `\]`}, paren: finder{pat: `\)`}, newline: finder{pat: "\n"}}
 	for i := 0; i < len(text); {
-		sp, ok := latexEnvAt(text, i)
+		sp, ok := sc.at(i)
 		if !ok {
 			i++
 			continue
@@ -215,7 +231,35 @@ func latexEnvs(text string) []span {
 	return out
 }
 
-func latexEnvAt(text string, i int) (span, bool) {
+// finder finds the next occurrence of pat at or after a position,
+// remembering its last answer: positions only grow during a scan, so a
+// text full of unclosed delimiters costs linear time, not quadratic.
+type finder struct {
+	pat       string
+	from, hit int // the last search started at from and found hit (-1: none)
+	searched  bool
+}
+
+func (f *finder) next(text string, from int) int {
+	if f.searched && from >= f.from && (f.hit < 0 || f.hit >= from) {
+		return f.hit
+	}
+	f.searched, f.from, f.hit = true, from, -1
+	if from <= len(text) {
+		if k := strings.Index(text[from:], f.pat); k >= 0 {
+			f.hit = from + k
+		}
+	}
+	return f.hit
+}
+
+type envScanner struct {
+	text                        string
+	dd, bracket, paren, newline finder
+}
+
+func (sc *envScanner) at(i int) (span, bool) {
+	text := sc.text
 	escaped := i > 0 && text[i-1] == '\\'
 	rest := text[i:]
 	// env is the environment whose content is text[open:close] and whose
@@ -225,23 +269,15 @@ func latexEnvAt(text string, i int) (span, bool) {
 	}
 	switch {
 	case strings.HasPrefix(rest, "$$") && !escaped:
-		for k := i + 3; k+1 < len(text); k++ {
-			if text[k] == '$' && text[k+1] == '$' {
-				if text[k-1] == '\\' {
-					return span{}, false
-				}
-				return env(i+2, k, k+2)
-			}
+		if k := sc.dd.next(text, i+3); k >= 0 && text[k-1] != '\\' {
+			return env(i+2, k, k+2)
 		}
-	case strings.HasPrefix(rest, `\[`) && !escaped && len(rest) > 3:
-		if k := strings.Index(text[i+3:], `\]`); k >= 0 {
-			k += i + 3
-			if text[k-1] == '\\' {
-				return span{}, false
-			}
+	case strings.HasPrefix(rest, `\[`) && !escaped:
+		if k := sc.bracket.next(text, i+3); k >= 0 && text[k-1] != '\\' {
 			return env(i+2, k, k+2)
 		}
 	case rest != "" && rest[0] == '$' && !escaped && !(i > 0 && isDigit(text[i-1])):
+		// Runs to the next unescaped $, so scans never overlap.
 		for k := i + 1; k < len(text); k++ {
 			switch text[k] {
 			case '\\':
@@ -258,18 +294,12 @@ func latexEnvAt(text string, i int) (span, bool) {
 			}
 		}
 	case strings.HasPrefix(rest, `\(`) && !escaped:
-		for k := i + 2; k+1 < len(text); k++ {
-			if text[k] == '\n' {
-				return span{}, false
-			}
-			if text[k] == '\\' && text[k+1] == ')' {
-				if k == i+2 {
-					return span{}, false
-				}
-				return env(i+2, k, k+2)
-			}
+		k, nl := sc.paren.next(text, i+2), sc.newline.next(text, i+2)
+		if k > i+2 && (nl < 0 || k < nl) {
+			return env(i+2, k, k+2)
 		}
 	case rest != "" && strings.ContainsRune(" \t\n\r\f\v", rune(rest[0])) && strings.HasPrefix(rest[1:], "["):
+		// Runs to the next bracket or line end, so scans never overlap.
 		k := strings.IndexAny(text[i+2:], "\n[]")
 		if k > 0 && text[i+2+k] == ']' && i+3+k < len(text) && strings.ContainsRune(" \t\n\r\f\v", rune(text[i+3+k])) {
 			return env(i+2, i+2+k, i+4+k)
@@ -287,12 +317,14 @@ func latexEnvAt(text string, i int) (span, bool) {
 // follow a currency sign); an expression also needs punctuation, white
 // space or the end after it.
 var (
-	numberRe = regexp.MustCompile(`(?:^|` + s + `|=)(?:\*\*)?[$€£¥₹₽₪₩₫฿₡₢₣₤₥₦₧₨₭₮₯₰₱₲₳₴₵₶₷₸₺₻₼₾₿]?` +
+	numberRe = regexp.MustCompile(`(?:^|` + pySpace + `|=)(?:\*\*)?[$€£¥₹₽₪₩₫฿₡₢₣₤₥₦₧₨₭₮₯₰₱₲₳₴₵₶₷₸₺₻₼₾₿]?` +
 		`(?:(?P<i1>-?[1-9]\d{0,2}(?:[ ,]\d{3})+)(?P<d1>\.\d+)?|(?P<i2>-?\d+)(?P<d2>[.,]\d+)|(?P<d3>\.\d+)|(?P<i3>-?\d+))` +
-		`(?P<pct>` + s + `*(?:%|[Pp]ercent|` + s + `*[Pp]ercentage|` + s + `*[Pp]ct))?`)
-	exprChar = `(?:[\d.+\-*×/^()÷]|` + s + `)`
-	exprRe   = regexp.MustCompile(`(?:^|` + s + `|=)(?:\*\*)?(?P<expr>-?\(?-?\d` + exprChar + `*[+\-*×/^()÷]` + exprChar + `+\)?)(?:\*\*)?(?:\.|,|:|` + s + `|\)|\$|$)`)
+		`(?P<pct>` + pySpace + `*(?:%|[Pp]ercent|` + pySpace + `*[Pp]ercentage|` + pySpace + `*[Pp]ct))?`)
+	exprChar = `(?:[\d.+\-*×/^()÷]|` + pySpace + `)`
+	exprRe   = regexp.MustCompile(`(?:^|` + pySpace + `|=)(?:\*\*)?(?P<expr>-?\(?-?\d` + exprChar + `*[+\-*×/^()÷]` + exprChar + `+\)?)(?:\*\*)?(?:\.|,|:|` + pySpace + `|\)|\$|$)`)
 )
+
+var thousands = strings.NewReplacer(",", "", " ", "")
 
 // numbers finds plain numbers and expressions.
 func numbers(text string) []span {
@@ -322,7 +354,7 @@ func numbers(text string) []span {
 			}
 		}
 		neg := strings.HasPrefix(integer, "-")
-		integer = strings.TrimLeft(strings.NewReplacer(",", "", " ", "").Replace(strings.TrimPrefix(integer, "-")), "0")
+		integer = strings.TrimLeft(thousands.Replace(strings.TrimPrefix(integer, "-")), "0")
 		if integer == "" {
 			integer = "0"
 		}
@@ -347,6 +379,10 @@ var answerWord = regexp.MustCompile(`(?i)answer`)
 // within 50 characters. Those after "answer:" are tried first. Each match
 // runs from the word to the candidate's end.
 func answerSpans(text string, candidates []span) (colon, any []span) {
+	words := answerWord.FindAllStringIndex(text, -1)
+	if len(words) == 0 {
+		return nil, nil
+	}
 	byStart := append([]span{}, candidates...)
 	sort.SliceStable(byStart, func(a, b int) bool {
 		if byStart[a].start != byStart[b].start {
@@ -354,17 +390,18 @@ func answerSpans(text string, candidates []span) (colon, any []span) {
 		}
 		return byStart[a].kind == spanExpr && byStart[b].kind != spanExpr
 	})
-	for _, w := range answerWord.FindAllStringIndex(text, -1) {
+	next := 0 // candidates before it start before every later word
+	for _, w := range words {
 		from := w[1]
 		hasColon := from < len(text) && text[from] == ':'
 		if hasColon {
 			from++
 		}
 		var latexFound, plainFound bool
-		for _, c := range byStart {
-			if c.start < from {
-				continue
-			}
+		for next < len(byStart) && byStart[next].start < from {
+			next++
+		}
+		for _, c := range byStart[next:] {
 			if c.start > from+50 || (latexFound && plainFound) {
 				break
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/nemo-gym-go/gym/internal/resources/resourcestest"
+	"github.com/nemo-gym-go/gym/internal/server"
 )
 
 func startDefault(t testing.TB) *resourcestest.Server {
@@ -373,5 +374,11 @@ func BenchmarkVerifyInteger(b *testing.B) {
 		if status, reply := s.Post("/verify", body); status != 200 {
 			b.Fatalf("%d %s", status, reply)
 		}
+	}
+}
+
+func TestRegistered(t *testing.T) {
+	if _, ok := server.Lookup(Kind); !ok {
+		t.Fatalf("%s is not registered", Kind)
 	}
 }

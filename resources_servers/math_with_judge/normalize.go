@@ -13,27 +13,28 @@ import (
 // normalize_latex with basic_latex, units, malformed_operators and nits on),
 // rule for rule, so that the same answers parse.
 
-const s = resources.PySpaceClass
+// pySpace is Python's \s, which the patterns below are written with.
+const pySpace = resources.PySpaceClass
 
 var (
 	leftDelim  = regexp.MustCompile(`\\m?left(\\\{|\{|\\\||\||\[|\(|\\rbracl|\\lgroup|\\lbrace|\\lbrack|\\vert|\\lvert|\\lceil|\\lfloor|\\vert|\\lvert|\\langle|\\llcorner|\\ulcorner)`)
 	rightDelim = regexp.MustCompile(`\\m?right(\\\}|\}|\\\||\||\]|\)|\\rbrack|\\rgroup|\\rbrace|\\rbrack|\\vert|\\rvert|\\rceil|\\rfloor|\\vert|\\rvert|\\rangle|\\lrcorner|\\urcorner)`)
 	// (n)_{k} is the falling factorial n!/(n-k)!.
 	permutation  = regexp.MustCompile(`\(([a-zA-Z0-9+\-*/\\ ]+?)\)_\{([a-zA-Z0-9+\-*/\\ ]+?)\}`)
-	uselessLatex = regexp.MustCompile(`\\mathrm\{th\}|\\!` + s + `*|\\text` + s + `*\{` + s + `*\}|\\\$|\$|\\displaystyle`)
+	uselessLatex = regexp.MustCompile(`\\mathrm\{th\}|\\!` + pySpace + `*|\\text` + pySpace + `*\{` + pySpace + `*\}|\\\$|\$|\\displaystyle`)
 	unitSuperExp = regexp.MustCompile(`(\\(?:text|mbox)\{.*?\})(\^\d|\{\^\d\})?$`)
-	unitWords    = regexp.MustCompile(`(\d|\}|` + s + `)` + s + `*(?:` + strings.Join(units, "|") + `)(?:s|es)?` + s + `*$`)
+	unitWords    = regexp.MustCompile(`(\d|\}|` + pySpace + `)` + pySpace + `*(?:` + strings.Join(units, "|") + `)(?:s|es)?` + pySpace + `*$`)
 	malformed    = []struct {
 		re   *regexp.Regexp
 		repl string
 	}{
-		{regexp.MustCompile(`\^` + s + `?\((.*?)\)`), `^{$1}`},
-		{regexp.MustCompile(`sqrt` + s + `?\((.*?)\)`), `\sqrt{$1}`},
-		{regexp.MustCompile(`\\frac` + s + `?(\d)` + s + `?(\d+)`), `\frac{$1}{$2}`},
-		{regexp.MustCompile(`\\log_` + s + `?(\d)` + s + `?(\d+)`), `\log_{$1}{$2}`},
-		{regexp.MustCompile(`\\frac` + s + `?\{(.*?)\}` + s + `?(\d)`), `\frac{$1}{$2}`},
-		{regexp.MustCompile(`\\frac` + s + `?(\d)` + s + `?\{(.*?)\}`), `\frac{$1}{$2}`},
-		{regexp.MustCompile(`\\sqrt` + s + `?(\d)`), `\sqrt{$1}`},
+		{regexp.MustCompile(`\^` + pySpace + `?\((.*?)\)`), `^{$1}`},
+		{regexp.MustCompile(`sqrt` + pySpace + `?\((.*?)\)`), `\sqrt{$1}`},
+		{regexp.MustCompile(`\\frac` + pySpace + `?(\d)` + pySpace + `?(\d+)`), `\frac{$1}{$2}`},
+		{regexp.MustCompile(`\\log_` + pySpace + `?(\d)` + pySpace + `?(\d+)`), `\log_{$1}{$2}`},
+		{regexp.MustCompile(`\\frac` + pySpace + `?\{(.*?)\}` + pySpace + `?(\d)`), `\frac{$1}{$2}`},
+		{regexp.MustCompile(`\\frac` + pySpace + `?(\d)` + pySpace + `?\{(.*?)\}`), `\frac{$1}{$2}`},
+		{regexp.MustCompile(`\\sqrt` + pySpace + `?(\d)`), `\sqrt{$1}`},
 	}
 	validSeparator = regexp.MustCompile(`\b(and|or)\b|,|;`)
 )

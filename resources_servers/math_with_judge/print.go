@@ -3,6 +3,7 @@ package mathwithjudge
 import (
 	"math/big"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -330,7 +331,7 @@ func floatString(r *big.Rat, strip bool) string {
 		if exp < 0 {
 			es, exp = "e-", -exp
 		}
-		return sign + trim(digits[:1]+"."+digits[1:]) + es + itoa(exp)
+		return sign + trim(digits[:1]+"."+digits[1:]) + es + strconv.Itoa(exp)
 	}
 	var s string
 	if exp < 0 {
@@ -340,5 +341,3 @@ func floatString(r *big.Rat, strip bool) string {
 	}
 	return sign + trim(s)
 }
-
-func itoa(n int) string { return big.NewInt(int64(n)).String() }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/nemo-gym-go/gym/internal/resources/resourcestest"
+	"github.com/nemo-gym-go/gym/internal/server"
 )
 
 func options(letters string) [][]Option {
@@ -306,5 +307,11 @@ func TestUpstreamCases(t *testing.T) {
 	}
 	if n < 400 {
 		t.Fatalf("only %d upstream cases read", n)
+	}
+}
+
+func TestRegistered(t *testing.T) {
+	if _, ok := server.Lookup(Kind); !ok {
+		t.Fatalf("%s is not registered", Kind)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/nemo-gym-go/gym/internal/resources/resourcestest"
+	"github.com/nemo-gym-go/gym/internal/server"
 )
 
 func TestScore(t *testing.T) {
@@ -127,5 +128,11 @@ func BenchmarkVerify(b *testing.B) {
 		if status, reply := s.Post("/verify", body); status != 200 {
 			b.Fatalf("%d %s", status, reply)
 		}
+	}
+}
+
+func TestRegistered(t *testing.T) {
+	if _, ok := server.Lookup(Kind); !ok {
+		t.Fatalf("%s is not registered", Kind)
 	}
 }
