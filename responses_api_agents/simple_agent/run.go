@@ -1,6 +1,8 @@
 package simpleagent
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -45,7 +47,7 @@ func (a *simpleAgent) run(w http.ResponseWriter, r *http.Request) error {
 	}
 	cookies = agent.RelayCookies(cookies, set)
 
-	response, set, err := a.SingleTry.PostJSON(ctx, a.selfURL+selfPath, params, cookies)
+	response, set, err := a.selfCall(ctx, selfPath, params, cookies)
 	if err != nil {
 		return fmt.Errorf("running the episode: %w", err)
 	}
@@ -135,4 +137,47 @@ func short(b []byte) string {
 		return string(b[:max]) + "..."
 	}
 	return string(b)
+}
+
+// selfCall is NeMo Gym's /run → /v1/responses self-call, made in-process
+// through the agent's own middleware. Like the HTTP call it answers the
+// body and the cookies the response set, and a non-2xx answer is an
+// *server.UpstreamError.
+func (a *simpleAgent) selfCall(ctx context.Context, path string, body []byte, cookies []*http.Cookie) ([]byte, []*http.Cookie, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, path, bytes.NewReader(body))
+	if err != nil {
+		return nil, nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for _, c := range cookies {
+		req.AddCookie(c)
+	}
+	rec := &selfResponse{header: http.Header{}, status: http.StatusOK}
+	a.self.ServeHTTP(rec, req)
+	if rec.status < 200 || rec.status > 299 {
+		return nil, nil, &server.UpstreamError{Status: rec.status, Body: rec.body.Bytes(), URL: path}
+	}
+	set := (&http.Response{Header: rec.header}).Cookies()
+	return rec.body.Bytes(), set, nil
+}
+
+// selfResponse is the in-process self-call's response writer.
+type selfResponse struct {
+	header http.Header
+	status int
+	wrote  bool
+	body   bytes.Buffer
+}
+
+func (r *selfResponse) Header() http.Header { return r.header }
+
+func (r *selfResponse) WriteHeader(status int) {
+	if !r.wrote {
+		r.status, r.wrote = status, true
+	}
+}
+
+func (r *selfResponse) Write(p []byte) (int, error) {
+	r.wrote = true
+	return r.body.Write(p)
 }

@@ -31,7 +31,11 @@ type simpleAgent struct {
 	maxSteps     int
 	resourcesURL string
 	modelURL     string
-	selfURL      string
+	// self is the agent's own wrapped handler: /run's call to
+	// /v1/responses goes through it in-process, with the same middleware
+	// (prefix routing, session cookie, error mapping) an HTTP call would
+	// meet, minus a loopback round trip per rollout.
+	self http.Handler
 }
 
 // New builds the agent's routes from its config section. The prefixed
@@ -47,6 +51,7 @@ func New(rt *server.Runtime) (http.Handler, error) {
 	mux.Handle("POST /run", server.Handle(a.run))
 	mux.Handle("POST /v1/responses", server.Handle(a.responses))
 	mux.Handle("POST /aggregate_metrics", server.Handle(a.ProxyAggregateMetrics(a.resourcesURL)))
+	a.self = server.Wrap(rt, mux)
 	return mux, nil
 }
 
@@ -78,7 +83,6 @@ func newAgent(rt *server.Runtime) (*simpleAgent, error) {
 	}{
 		{&a.resourcesURL, resources, rt.Instance + ".resources_server"},
 		{&a.modelURL, model, rt.Instance + ".model_server"},
-		{&a.selfURL, rt.Instance, "the agent's own address, for its /run self-call"},
 	} {
 		if *u.dst, err = base.ServerURL(u.instance); err != nil {
 			return nil, fmt.Errorf("%s: %w", u.what, err)
