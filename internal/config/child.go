@@ -1,6 +1,8 @@
 package config
 
 import (
+	"strings"
+
 	"github.com/nemo-gym-go/gym/internal/config/pyyaml"
 	"github.com/nemo-gym-go/gym/internal/config/tree"
 )
@@ -57,3 +59,18 @@ func InstanceSection(global *tree.Node, instance string, lookupEnv func(string) 
 // Dump renders a config as NeMo Gym writes it for children and the head
 // server: PyYAML block style, secrets and interpolations untouched.
 func Dump(n *tree.Node) string { return string(pyyaml.Dump(n, pyyaml.Options{})) }
+
+// ResolveGlobal resolves the value at a dotted top-level path of a child's
+// global config in this process's environment, as NeMo Gym resolves a key
+// when a server reads it. It returns nil when the path is absent.
+func ResolveGlobal(global *tree.Node, dotted string, lookupEnv func(string) (string, bool)) (*tree.Node, error) {
+	var at Path
+	n := global
+	for _, k := range strings.Split(dotted, ".") {
+		if n = n.Get(k); n == nil {
+			return nil, nil
+		}
+		at = at.Key(k)
+	}
+	return newResolver(global, Env{LookupEnv: lookupEnv}.withDefaults()).full(n, at)
+}

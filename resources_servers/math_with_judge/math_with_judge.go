@@ -85,7 +85,7 @@ func New(rt *server.Runtime) (http.Handler, error) {
 	if m.judgeName, err = cfg.ServerRef("judge_model_server", "responses_api_models"); err != nil {
 		return nil, err
 	}
-	if m.judgeParams, err = cfg.JSONObject("judge_responses_create_params"); err != nil {
+	if m.judgeParams, err = cfg.RequiredJSONObject("judge_responses_create_params"); err != nil {
 		return nil, err
 	}
 	if m.useJudge, err = cfg.Bool("should_use_judge", true); err != nil {
