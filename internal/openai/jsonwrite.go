@@ -46,7 +46,7 @@ func (o *object) sep() {
 // member adds key (plain text, encoded here) with a raw JSON value.
 func (o *object) member(key, raw string) {
 	o.sep()
-	o.b = appendString(o.b, key)
+	o.b = AppendJSONString(o.b, key)
 	o.b = append(o.b, ':')
 	o.b = append(o.b, raw...)
 }
@@ -61,9 +61,9 @@ func (o *object) rawMember(keyRaw, raw string) {
 
 func (o *object) str(key, s string) {
 	o.sep()
-	o.b = appendString(o.b, key)
+	o.b = AppendJSONString(o.b, key)
 	o.b = append(o.b, ':')
-	o.b = appendString(o.b, s)
+	o.b = AppendJSONString(o.b, s)
 }
 
 func (o *object) int(key string, n int64) {
@@ -93,9 +93,12 @@ func (a *array) String() string { return string(append(a.b, ']')) }
 // quote encodes s as a JSON string. Unlike encoding/json it does not
 // escape <, > and &: Python's json does not either, and `<think>` in a
 // prompt should read as itself.
-func quote(s string) string { return string(appendString(nil, s)) }
+func quote(s string) string { return string(AppendJSONString(nil, s)) }
 
-func appendString(b []byte, s string) []byte {
+// AppendJSONString appends s quoted as JSON, leaving non-ASCII and HTML
+// characters as they are (ensure_ascii=False, as Python servers write
+// them); invalid UTF-8 becomes U+FFFD, as encoding/json does.
+func AppendJSONString(b []byte, s string) []byte {
 	const hexDigits = "0123456789abcdef"
 	b = append(b, '"')
 	start := 0

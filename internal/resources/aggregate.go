@@ -3,6 +3,7 @@ package resources
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/nemo-gym-go/gym/internal/openai"
 	"math"
 	"slices"
 	"sort"
@@ -381,7 +382,7 @@ func rolloutInfo(top fields, task, rollout int64, usage gjson.Result) json.RawMe
 		}
 		fields = append(fields, kv{key, raw})
 	}
-	set("rollout_id", string(appendString(nil, strconv.FormatInt(task, 10)+":"+strconv.FormatInt(rollout, 10))))
+	set("rollout_id", string(openai.AppendJSONString(nil, strconv.FormatInt(task, 10)+":"+strconv.FormatInt(rollout, 10))))
 	set(TaskIndexKey, strconv.FormatInt(task, 10))
 	set(RolloutIndexKey, strconv.FormatInt(rollout, 10))
 	if r := top.get("reward"); r.Exists() {
@@ -413,7 +414,7 @@ func rolloutInfo(top fields, task, rollout int64, usage gjson.Result) json.RawMe
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendString(b, f.key)
+		b = openai.AppendJSONString(b, f.key)
 		b = append(b, ':')
 		b = append(b, f.raw...)
 	}

@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/nemo-gym-go/gym/internal/openai"
 	"math"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/nemo-gym-go/gym/internal/config/tree"
 )
@@ -28,7 +28,7 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 	case int64:
 		return strconv.AppendInt(b, x, 10), nil
 	case string:
-		return appendString(b, x), nil
+		return openai.AppendJSONString(b, x), nil
 	case json.RawMessage:
 		if x == nil {
 			return append(b, "null"...), nil
@@ -37,7 +37,7 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 	case *Metrics:
 		return x.appendJSON(b)
 	case []string:
-		return appendList(b, len(x), func(b []byte, i int) ([]byte, error) { return appendString(b, x[i]), nil })
+		return appendList(b, len(x), func(b []byte, i int) ([]byte, error) { return openai.AppendJSONString(b, x[i]), nil })
 	case []float64:
 		return appendList(b, len(x), func(b []byte, i int) ([]byte, error) { return appendFloat(b, x[i]), nil })
 	case []json.RawMessage:
@@ -81,49 +81,4 @@ func appendFloat(b []byte, f float64) []byte {
 		return append(b, "null"...)
 	}
 	return append(b, tree.PythonFloatRepr(f)...)
-}
-
-// appendString quotes s as JSON, leaving non-ASCII and HTML characters as
-// they are (ensure_ascii=False, as Starlette writes responses). Invalid
-// UTF-8 becomes U+FFFD, as encoding/json does.
-func appendString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

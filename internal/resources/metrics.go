@@ -1,5 +1,7 @@
 package resources
 
+import "github.com/nemo-gym-go/gym/internal/openai"
+
 // Metrics is a JSON object that keeps its keys in the order they were first
 // set, as the Python dicts NeMo Gym builds metrics in do: agent metrics read
 // mean/…, max/…, min/…, median/…, std/… and then the benchmark's own keys.
@@ -92,7 +94,7 @@ func (m *Metrics) appendJSON(b []byte) ([]byte, error) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendString(b, k)
+		b = openai.AppendJSONString(b, k)
 		b = append(b, ':')
 		var err error
 		if b, err = appendJSON(b, m.vals[k]); err != nil {
