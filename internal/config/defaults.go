@@ -29,8 +29,9 @@ func setDefault(root *tree.Node, key string, v *tree.Node) {
 	}
 }
 
-// truthy is Python truthiness of a resolved scalar.
-func truthy(n *tree.Node) bool {
+// Truthy is Python truthiness of a resolved value, which is how NeMo Gym
+// reads switches such as verbose, dry_run and use_absolute_ip.
+func Truthy(n *tree.Node) bool {
 	if n == nil {
 		return false
 	}
@@ -183,13 +184,13 @@ func (r *Result) fillDefaults(rv *resolver, offline bool) error {
 		return err
 	}
 	host := "127.0.0.1"
-	if truthy(absIP) && !offline {
+	if Truthy(absIP) && !offline {
 		if host, err = env.MachineIP(); err != nil {
 			return errorf(ClassConfig, originOf(cfg.Get("use_absolute_ip")), "%v", err)
 		}
 	} else if dh, err := top("default_host"); err != nil {
 		return err
-	} else if truthy(dh) {
+	} else if Truthy(dh) {
 		host = interp.PythonStr(dh)
 	}
 

@@ -252,7 +252,7 @@ func (r *Result) findServers(rv *resolver) error {
 			if err != nil {
 				return err
 			}
-			strict = truthy(v)
+			strict = Truthy(v)
 		}
 		if strict {
 			return &Error{Class: ClassAlmostServer, Msg: fmt.Sprintf(

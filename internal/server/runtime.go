@@ -86,6 +86,16 @@ func fromEnv(lookupEnv func(string) (string, bool), logOut io.Writer) (*Runtime,
 	if err != nil {
 		return nil, err
 	}
+	// The switches are read as NeMo Gym reads them: resolved in this
+	// process's environment, then by Python truthiness.
+	var flags [2]bool
+	for i, key := range []string{dryRunKey, verboseKey} {
+		v, err := config.ResolveGlobal(global, key, lookupEnv)
+		if err != nil {
+			return nil, err
+		}
+		flags[i] = config.Truthy(v)
+	}
 	rt := &Runtime{
 		Instance:       instance,
 		ServerType:     typ,
@@ -94,8 +104,8 @@ func fromEnv(lookupEnv func(string) (string, bool), logOut io.Writer) (*Runtime,
 		Config:         section,
 		Host:           host,
 		Port:           port,
-		DryRun:         truthy(global.Get(dryRunKey)),
-		Verbose:        truthy(global.Get(verboseKey)),
+		DryRun:         flags[0],
+		Verbose:        flags[1],
 	}
 	if reg, ok := lookup(rt.Kind()); ok {
 		rt.ClassName = reg.className
@@ -154,27 +164,6 @@ func describe(n *tree.Node) string {
 		return "nothing"
 	}
 	return n.Kind.String() + " " + n.GoString()
-}
-
-// truthy is Python truthiness, which is how NeMo Gym reads `verbose` and
-// `dry_run`.
-func truthy(n *tree.Node) bool {
-	if n == nil {
-		return false
-	}
-	switch n.Kind {
-	case tree.Bool:
-		return n.Bool
-	case tree.Int:
-		return n.Int != 0
-	case tree.Float:
-		return n.Float != 0
-	case tree.String:
-		return n.Str != ""
-	case tree.Map, tree.List:
-		return n.Len() > 0
-	}
-	return false
 }
 
 // Main is the body of the hidden `gym serve` command that the launcher runs
