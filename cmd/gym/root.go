@@ -47,6 +47,7 @@ interpolation) and resolves components across search roots.`,
 	root.PersistentFlags().BoolVarP(&g.verbose, "verbose", "v", false, "verbose output (adds +verbose=true)")
 	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(newCmdEnv(f, g), newCmdServe(f))
+	root.AddCommand(newCmdList(f, nil), newCmdSearch(f, nil))
 	makeGroup(root)
 	return root
 }
