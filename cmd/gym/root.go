@@ -56,6 +56,9 @@ func newCmdEnv(f *Factory, g *globalFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "env",
 		Short: "Inspect and run server environments",
+		Example: `  gym env resolve --resources-server example_single_tool_call --model-type replay_model
+  gym env start --resources-server example_single_tool_call --model-type replay_model
+  gym env status`,
 	}
 	cmd.AddCommand(newCmdEnvResolve(f, g, nil), newCmdEnvStart(f, g), newCmdEnvPrefetch(f, g), newCmdEnvStatus(f, g), newCmdEnvTest(f))
 	makeGroup(cmd)
