@@ -342,7 +342,8 @@ func (l *Launch) Stop() {
 	})
 }
 
-// Children describes the running servers.
+// infos describes the running servers for the head server's
+// /server_instances.
 func (l *Launch) infos() []InstanceInfo {
 	infos := make([]InstanceInfo, 0, len(l.children))
 	for _, c := range l.children {
@@ -362,9 +363,6 @@ func (l *Launch) infos() []InstanceInfo {
 	}
 	return infos
 }
-
-// Instances describes the running servers, in start order.
-func (l *Launch) Instances() []InstanceInfo { return l.infos() }
 
 func (l *Launch) printReady() {
 	var b strings.Builder

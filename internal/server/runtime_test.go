@@ -264,7 +264,7 @@ func TestMainEndToEnd(t *testing.T) {
 		t.Errorf("cookie = %+v", cookie)
 	}
 
-	resp, body = get("/whoami", cookie)
+	_, body = get("/whoami", cookie)
 	first := sessionOf(body)
 	if len(first) != 36 || first[14] != '4' {
 		t.Errorf("session id %q is not a UUIDv4", first)

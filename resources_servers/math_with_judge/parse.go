@@ -808,10 +808,7 @@ func (p *parser) command() (*expr, error) {
 		return p.function(fn)
 	}
 	if greek[name] {
-		if strings.HasPrefix(name, "var") {
-			name = name[3:]
-		}
-		return p.node(nSym, name)
+		return p.node(nSym, strings.TrimPrefix(name, "var"))
 	}
 	return nil, fmt.Errorf("%w: \\%s", errParse, name)
 }
