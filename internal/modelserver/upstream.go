@@ -11,10 +11,11 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/nemo-gym-go/gym/internal/server"
 )
 
 // UpstreamOptions configure an Upstream. Fields are used as given;
@@ -76,8 +77,6 @@ const (
 	// A 500 is usually a real failure, so like NeMo Gym's model client it
 	// gets 3 tries in all, however many retries rate limits get.
 	serverErrorTries = 3
-	// A Retry-After longer than this (a daily quota, say) is not waited for.
-	maxRetryAfter = 10 * time.Minute
 	// Error bodies are relayed and logged; a bound keeps a misbehaving
 	// upstream from filling memory.
 	maxErrorBody = 4 << 20
@@ -235,7 +234,7 @@ func (u *Upstream) Post(ctx context.Context, path string, body []byte, call Call
 			return nil, err
 		}
 		u.logger.Warn("retrying upstream request", "url", url, "try", try, "max_tries", u.maxRetries+1, "delay", delay, "error", err)
-		if err := sleep(ctx, delay); err != nil {
+		if err := server.Sleep(ctx, delay); err != nil {
 			return nil, fmt.Errorf("POST %s: %w while waiting to retry", url, err)
 		}
 	}
@@ -319,8 +318,8 @@ func (u *Upstream) retryDelay(err error, try int) (time.Duration, bool) {
 		if kind == "" || try > u.maxRetries || (kind == "server_error" && try >= serverErrorTries) {
 			return 0, false
 		}
-		if wait, ok := retryAfter(se.Header, time.Now()); ok {
-			if wait > maxRetryAfter {
+		if wait, ok := server.RetryAfter(se.Header, time.Now()); ok {
+			if wait > server.MaxRetryAfter {
 				return 0, false
 			}
 			// Jitter on top keeps a crowd of clients told the same time
@@ -359,42 +358,6 @@ func retryableStatus(code int) string {
 		return "server_error"
 	}
 	return ""
-}
-
-// retryAfter reads the wait an answer asks for: OpenAI's retry-after-ms, or
-// Retry-After as delay-seconds or an HTTP date.
-func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
-	if v := h.Get("Retry-After-Ms"); v != "" {
-		if ms, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil && ms >= 0 {
-			return time.Duration(min(ms, float64(maxRetryAfter/time.Millisecond)+1) * float64(time.Millisecond)), true
-		}
-	}
-	v := h.Get("Retry-After")
-	if v == "" {
-		return 0, false
-	}
-	if secs, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
-		if secs < 0 {
-			return 0, false
-		}
-		return time.Duration(min(secs, int64(maxRetryAfter/time.Second)+1)) * time.Second, true
-	}
-	t, err := http.ParseTime(v)
-	if err != nil {
-		return 0, false
-	}
-	return max(t.Sub(now), 0), true
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	}
 }
 
 // streamBody is a streamed answer; closing it ends the attempt and frees

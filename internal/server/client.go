@@ -52,7 +52,9 @@ const (
 	// gets 3 tries in all, however many retries rate limits get.
 	serverErrorTries = 3
 	// A Retry-After longer than this (a daily quota, say) is not waited for.
-	maxRetryAfter = 10 * time.Minute
+	// MaxRetryAfter is the longest Retry-After waited for; a longer one (a
+	// daily quota, say) is an error at once.
+	MaxRetryAfter = 10 * time.Minute
 	// Error bodies end up inside error messages; a bound keeps a
 	// misbehaving upstream from filling memory.
 	maxErrorBody = 4 << 20
@@ -120,20 +122,21 @@ func NewClient(opts ClientOptions) *Client {
 		baseBackoff: opts.BaseBackoff,
 		maxBackoff:  opts.MaxBackoff,
 		logger:      opts.Logger,
-		sleep:       sleepCtx,
+		sleep:       Sleep,
 		jitter:      rand.Int64N,
 		now:         time.Now,
 	}
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) error {
+// Sleep waits d, or until ctx ends (returning its cause).
+func Sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
 		return nil
 	case <-ctx.Done():
-		return ctx.Err()
+		return context.Cause(ctx)
 	}
 }
 
@@ -199,8 +202,8 @@ func (c *Client) Do(ctx context.Context, req *http.Request) (*http.Response, err
 				return nil, fmt.Errorf("%s %s: HTTP %d, reading the body: %w", req.Method, url, resp.StatusCode, readErr)
 			}
 			kind, retryable := retryableStatus(resp.StatusCode)
-			wait, hasWait := retryAfter(resp.Header.Get("Retry-After"), c.now())
-			if !retryable || try > c.maxRetries || (kind == "server_error" && try >= serverErrorTries) || wait > maxRetryAfter {
+			wait, hasWait := RetryAfter(resp.Header, c.now())
+			if !retryable || try > c.maxRetries || (kind == "server_error" && try >= serverErrorTries) || wait > MaxRetryAfter {
 				return nil, &UpstreamError{Status: resp.StatusCode, Body: body, URL: url}
 			}
 			delay = c.backoff(try)
@@ -263,8 +266,16 @@ func retryableError(err error) bool {
 	return !errors.As(err, &cert)
 }
 
-// retryAfter reads a Retry-After value: delay-seconds or an HTTP date.
-func retryAfter(v string, now time.Time) (time.Duration, bool) {
+// RetryAfter reads the wait an answer asks for: OpenAI's retry-after-ms, or
+// Retry-After as delay-seconds or an HTTP date. Waits are clamped just past
+// MaxRetryAfter, so callers can tell "too long to wait" without overflow.
+func RetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
+	if v := h.Get("Retry-After-Ms"); v != "" {
+		if ms, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil && ms >= 0 {
+			return time.Duration(min(ms, float64(MaxRetryAfter/time.Millisecond)+1) * float64(time.Millisecond)), true
+		}
+	}
+	v := h.Get("Retry-After")
 	if v == "" {
 		return 0, false
 	}
@@ -272,7 +283,7 @@ func retryAfter(v string, now time.Time) (time.Duration, bool) {
 		if secs < 0 {
 			return 0, false
 		}
-		return time.Duration(min(secs, int64(maxRetryAfter/time.Second)+1)) * time.Second, true
+		return time.Duration(min(secs, int64(MaxRetryAfter/time.Second)+1)) * time.Second, true
 	}
 	t, err := http.ParseTime(v)
 	if err != nil {

@@ -321,15 +321,20 @@ func TestRetryAfter(t *testing.T) {
 		{" 0 ", 0, true},
 		{"-1", 0, false},
 		{"soon", 0, false},
-		{"99999999999999", maxRetryAfter + time.Second, true},
+		{"99999999999999", MaxRetryAfter + time.Second, true},
 		{now.Add(90 * time.Second).Format(http.TimeFormat), 90 * time.Second, true},
 		{now.Add(-time.Minute).Format(http.TimeFormat), 0, true},
 	}
 	for _, tt := range tests {
-		got, ok := retryAfter(tt.v, now)
+		got, ok := RetryAfter(http.Header{"Retry-After": {tt.v}}, now)
 		if got != tt.want || ok != tt.wantOK {
-			t.Errorf("retryAfter(%q) = %v, %v; want %v, %v", tt.v, got, ok, tt.want, tt.wantOK)
+			t.Errorf("RetryAfter(%q) = %v, %v; want %v, %v", tt.v, got, ok, tt.want, tt.wantOK)
 		}
+	}
+	// OpenAI's millisecond header wins over Retry-After when both are sent.
+	h := http.Header{"Retry-After-Ms": {"1500"}, "Retry-After": {"9"}}
+	if got, ok := RetryAfter(h, now); got != 1500*time.Millisecond || !ok {
+		t.Errorf("RetryAfter(retry-after-ms 1500) = %v, %v", got, ok)
 	}
 }
 
