@@ -37,31 +37,28 @@ type Usage struct {
 	Reasoning  Count // output_tokens_details.reasoning_tokens
 }
 
+// usageFields names where each count sits in one API's usage object.
+type usageFields struct{ input, output, cached, cacheWrite, reasoning string }
+
+var (
+	responsesUsageFields = usageFields{"input_tokens", "output_tokens",
+		"input_tokens_details.cached_tokens", "input_tokens_details.cache_write_tokens", "output_tokens_details.reasoning_tokens"}
+	// Providers that report cache writes on Chat Completions put them in
+	// prompt_tokens_details.cache_write_tokens.
+	chatUsageFields = usageFields{"prompt_tokens", "completion_tokens",
+		"prompt_tokens_details.cached_tokens", "prompt_tokens_details.cache_write_tokens", "completion_tokens_details.reasoning_tokens"}
+)
+
 // ParseResponsesUsage reads a Responses `usage` object. Anything that is
 // not a whole number (absent, null, a string) stays unknown; invalid JSON
 // or a null usage yields a Usage with nothing known.
-func ParseResponsesUsage(usageJSON []byte) Usage {
-	if !gjson.ValidBytes(usageJSON) {
-		return Usage{}
-	}
-	u := gjson.ParseBytes(usageJSON)
-	if !u.IsObject() {
-		return Usage{}
-	}
-	return Usage{
-		Input:      countOf(u.Get("input_tokens")),
-		Output:     countOf(u.Get("output_tokens")),
-		Total:      countOf(u.Get("total_tokens")),
-		Cached:     countOf(u.Get("input_tokens_details.cached_tokens")),
-		CacheWrite: countOf(u.Get("input_tokens_details.cache_write_tokens")),
-		Reasoning:  countOf(u.Get("output_tokens_details.reasoning_tokens")),
-	}
-}
+func ParseResponsesUsage(usageJSON []byte) Usage { return parseUsage(usageJSON, responsesUsageFields) }
 
-// ParseChatUsage reads a Chat Completions `usage` object. Cache writes are
-// taken from prompt_tokens_details.cache_write_tokens, where the providers
-// that report them on this API put them.
-func ParseChatUsage(usageJSON []byte) Usage {
+// ParseChatUsage reads a Chat Completions `usage` object, as
+// ParseResponsesUsage does.
+func ParseChatUsage(usageJSON []byte) Usage { return parseUsage(usageJSON, chatUsageFields) }
+
+func parseUsage(usageJSON []byte, f usageFields) Usage {
 	if !gjson.ValidBytes(usageJSON) {
 		return Usage{}
 	}
@@ -70,12 +67,12 @@ func ParseChatUsage(usageJSON []byte) Usage {
 		return Usage{}
 	}
 	return Usage{
-		Input:      countOf(u.Get("prompt_tokens")),
-		Output:     countOf(u.Get("completion_tokens")),
+		Input:      countOf(u.Get(f.input)),
+		Output:     countOf(u.Get(f.output)),
 		Total:      countOf(u.Get("total_tokens")),
-		Cached:     countOf(u.Get("prompt_tokens_details.cached_tokens")),
-		CacheWrite: countOf(u.Get("prompt_tokens_details.cache_write_tokens")),
-		Reasoning:  countOf(u.Get("completion_tokens_details.reasoning_tokens")),
+		Cached:     countOf(u.Get(f.cached)),
+		CacheWrite: countOf(u.Get(f.cacheWrite)),
+		Reasoning:  countOf(u.Get(f.reasoning)),
 	}
 }
 
