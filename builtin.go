@@ -6,7 +6,7 @@ package gym
 import "embed"
 
 // Builtin is the install root's content, laid out as NeMo Gym lays out its
-// repository.
+// repository: the components, and the benchmarks whose data ships with gym.
 //
-//go:embed all:responses_api_models all:responses_api_agents all:resources_servers
+//go:embed all:responses_api_models all:responses_api_agents all:resources_servers all:benchmarks
 var Builtin embed.FS

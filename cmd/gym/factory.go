@@ -35,6 +35,9 @@ type Factory struct {
 	// OutIsTerminal says whether IO.Out is a terminal, for colour and
 	// live progress.
 	OutIsTerminal bool
+	// ErrIsTerminal says whether IO.ErrOut is a terminal, for the live
+	// progress bar.
+	ErrIsTerminal bool
 	Version       string
 }
 
@@ -48,6 +51,7 @@ func newFactory() *Factory {
 		Executable:    os.Executable,
 		LookPath:      exec.LookPath,
 		OutIsTerminal: isatty.IsTerminal(os.Stdout.Fd()),
+		ErrIsTerminal: isatty.IsTerminal(os.Stderr.Fd()),
 		Version:       version(),
 	}
 }

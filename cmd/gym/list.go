@@ -32,6 +32,8 @@ type listOptions struct {
 	query      string
 	json       bool
 	searchDirs []string
+	search     bool // `gym search`, where TYPE environments also filters by kind
+	verbose    bool
 	// Catalog filters.
 	kind, domain, status, lifecycle, modality, licensing string
 }
@@ -76,6 +78,7 @@ are reported on stderr.`,
 				if len(args) == 1 {
 					opts.name = args[0]
 				}
+				opts.verbose, _ = cmd.Flags().GetBool("verbose")
 				return runF(opts)
 			},
 		}
@@ -106,7 +109,7 @@ func newCmdSearch(f *Factory, runF func(*listOptions) error) *cobra.Command {
 	if runF == nil {
 		runF = runList
 	}
-	opts := &listOptions{f: f}
+	opts := &listOptions{f: f, search: true}
 	cmd := &cobra.Command{
 		Use:   "search [TYPE] QUERY",
 		Short: "Fuzzy-search the catalog, agents, models or resources servers",
@@ -127,6 +130,7 @@ benchmarks is searched.`,
 				opts.typ, args = args[0], args[1:]
 			}
 			opts.query = args[0]
+			opts.verbose, _ = cmd.Flags().GetBool("verbose")
 			return runF(opts)
 		},
 	}
@@ -237,21 +241,54 @@ func strPtr(s string) *string {
 	return &s
 }
 
+// Choices of the catalog's enumerated filters, in NeMo Gym's order.
+var (
+	kindChoices      = []string{catalog.KindEnvironment, catalog.KindBenchmark}
+	statusChoices    = []string{catalog.StatusExperimental, catalog.StatusNoManifest}
+	lifecycleChoices = []string{catalog.LifecycleActive, catalog.LifecycleDeprecated}
+)
+
+// checkChoice is argparse's check of a flag limited to choices.
+func checkChoice(flag, value string, choices []string) error {
+	if value == "" || contains(choices, value) {
+		return nil
+	}
+	return usageErrorf("argument --%s: invalid choice: '%s' (choose from '%s')%s",
+		flag, value, strings.Join(choices, "', '"), resolve.DidYouMean(value, choices))
+}
+
 func listCatalog(opts *listOptions, roots *resolve.Roots) error {
 	out, errOut := opts.f.IO.Out, opts.f.IO.ErrOut
 	kind := opts.kind
-	if opts.typ == listBenchmarks {
+	switch {
+	case opts.typ == listBenchmarks:
 		kind = catalog.KindBenchmark
+	case opts.typ == listEnvironments && opts.search:
+		kind = catalog.KindEnvironment
 	}
-	if kind != "" && kind != catalog.KindBenchmark && kind != catalog.KindEnvironment {
-		return usageErrorf("argument --kind: invalid choice: '%s' (choose from 'environment', 'benchmark')", kind)
+	for _, c := range []struct {
+		flag, value string
+		choices     []string
+	}{{"kind", kind, kindChoices}, {"status", opts.status, statusChoices}, {"lifecycle", opts.lifecycle, lifecycleChoices}} {
+		if err := checkChoice(c.flag, c.value, c.choices); err != nil {
+			return err
+		}
 	}
-	all := catalog.Discover(roots)
+	cat, err := catalog.Discover(roots)
+	if err != nil {
+		return err
+	}
+	if opts.verbose {
+		for _, bad := range cat.Ignored {
+			fmt.Fprintf(errOut, "Note: ignoring a manifest that does not load: %v\n", bad)
+		}
+	}
+	all := cat.Entries
 	for _, e := range all {
 		reportShadowed(errOut, e.Kind, e.Name, e.Config, e.Shadowed)
 	}
 	if opts.name != "" {
-		return inspectCatalog(opts, all, kind)
+		return inspectCatalog(opts, roots, all, kind)
 	}
 
 	entries := all
@@ -287,19 +324,20 @@ func listCatalog(opts *listOptions, roots *resolve.Roots) error {
 		}
 		entries = kept
 	}
-	none := func(*catalog.Entry) string { return "" } // no manifests: always null
 	filter("domain", opts.domain, func(e *catalog.Entry) string { return e.Domain })
 	filter("kind", kind, func(e *catalog.Entry) string { return e.Kind })
-	filter("modality", opts.modality, none)
-	filter("licensing", opts.licensing, none)
+	filter("modality", opts.modality, func(e *catalog.Entry) string { return e.Modality })
+	filter("licensing", opts.licensing, func(e *catalog.Entry) string { return e.Licensing })
 	filter("status", opts.status, func(e *catalog.Entry) string { return e.Status })
-	filter("lifecycle", opts.lifecycle, none)
+	filter("lifecycle", opts.lifecycle, func(e *catalog.Entry) string { return e.Lifecycle })
 
 	if opts.json {
 		rows := make([]catalogJSON, 0, len(entries))
 		for _, e := range entries {
 			rows = append(rows, catalogJSON{Name: e.Name, Kind: e.Kind, Status: e.Status,
-				Domain: strPtr(e.Domain), Description: strPtr(e.Description)})
+				Domain: strPtr(e.Domain), Description: strPtr(e.Description),
+				Version: strPtr(e.Version), IntegrationProfile: strPtr(e.IntegrationProfile),
+				Modality: strPtr(e.Modality), Licensing: strPtr(e.Licensing), Lifecycle: strPtr(e.Lifecycle)})
 		}
 		return writeJSONLine(out, rows)
 	}
@@ -311,18 +349,19 @@ func listCatalog(opts *listOptions, roots *resolve.Roots) error {
 		_, err := fmt.Fprintln(out, "No environments found.")
 		return err
 	}
-	title := fmt.Sprintf("Available environments and benchmarks (%d; manifests 0/%d)", len(entries), len(all))
+	counts := fmt.Sprintf("(%d; manifests %d/%d)", len(entries), cat.Manifests(), len(all))
+	title := "Available environments and benchmarks " + counts
 	if opts.query != "" {
-		title = fmt.Sprintf("Catalog entries matching '%s' (%d; manifests 0/%d)", opts.query, len(entries), len(all))
+		title = fmt.Sprintf("Catalog entries matching '%s' %s", opts.query, counts)
 	}
 	rows := make([][]string, len(entries))
 	for i, e := range entries {
-		rows[i] = []string{e.Name, e.Kind, e.Status, "", e.Domain, e.Description}
+		rows[i] = []string{e.Name, e.Kind, e.Status, e.Lifecycle, e.Domain, e.Description}
 	}
 	return writeTable(out, title, []string{"Name", "Kind", "Status", "Lifecycle", "Domain", "Description"}, rows)
 }
 
-func inspectCatalog(opts *listOptions, all []catalog.Entry, kind string) error {
+func inspectCatalog(opts *listOptions, roots *resolve.Roots, all []catalog.Entry, kind string) error {
 	var pool []string
 	for i := range all {
 		e := &all[i]
@@ -331,7 +370,7 @@ func inspectCatalog(opts *listOptions, all []catalog.Entry, kind string) error {
 		}
 		pool = append(pool, e.Name)
 		if e.Name == opts.name {
-			return inspectOut(opts, catalog.InspectEntry(e))
+			return inspectOut(opts, catalog.InspectEntry(e, roots))
 		}
 	}
 	for _, e := range all {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -47,6 +48,21 @@ func TestMain(m *testing.M) {
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			// lines FILE N: FILE has exactly N lines, each ending in a newline.
+			"lines": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 2 {
+					ts.Fatalf("usage: lines FILE N")
+				}
+				data := ts.ReadFile(args[0])
+				n := strings.Count(data, "\n")
+				whole := data == "" || strings.HasSuffix(data, "\n")
+				ok := whole && strconv.Itoa(n) == args[1]
+				if ok == neg {
+					ts.Fatalf("%s has %d lines (ends in a newline: %v), want %s", args[0], n, whole, args[1])
+				}
+			},
+		},
 		Setup: func(env *testscript.Env) error {
 			install := env.WorkDir + "/.install"
 			if err := os.MkdirAll(install, 0o755); err != nil {

@@ -6,9 +6,11 @@
 package catalog
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -23,8 +25,11 @@ const (
 	KindBenchmark   = "benchmark"
 )
 
-// StatusNoManifest is the status of an entry with no manifest.yaml.
-const StatusNoManifest = "no-manifest"
+// Catalog statuses: an entry backed by a manifest.yaml is experimental.
+const (
+	StatusExperimental = "experimental"
+	StatusNoManifest   = "no-manifest"
+)
 
 // Entry is one environment or benchmark of the unified catalog (spec §2.2).
 type Entry struct {
@@ -34,11 +39,15 @@ type Entry struct {
 	Metadata
 	// Config is the config file, under the root it was found in.
 	Config string
+	// Manifest is the manifest.yaml of an experimental entry, "" otherwise.
+	Manifest string
+	// From the manifest; "" for legacy entries.
+	Version, IntegrationProfile, Modality, Licensing, Lifecycle string
 	// Selector is the --resources-server value of a resource-tree
 	// workload (`<dir>` or `<dir>/<stem>`), "" otherwise.
 	Selector string
-	// Shadowed lists the configs of same-keyed entries in lower-priority
-	// roots or trees that this one hides.
+	// Shadowed lists the configs (or manifests) of same-keyed entries in
+	// lower-priority roots or trees that this one hides.
 	Shadowed []string
 }
 
@@ -55,43 +64,69 @@ func (e *Entry) Usage() string {
 	return "gym env start --" + e.Kind + " " + e.Name + " --model-type vllm_model"
 }
 
+// Catalog is the discovered catalog, sorted by (casefolded name, name, kind).
+type Catalog struct {
+	Entries []Entry
+	// Ignored are the manifests left out because they failed to load
+	// (each a *ManifestError), which NeMo Gym does silently.
+	Ignored []error
+}
+
+// Manifests counts the manifest-backed entries.
+func (c *Catalog) Manifests() int {
+	n := 0
+	for i := range c.Entries {
+		if c.Entries[i].Manifest != "" {
+			n++
+		}
+	}
+	return n
+}
+
 type catalogKey struct{ kind, name string }
 
+// discovery accumulates entries over the roots; a key claimed by an
+// earlier root or tree shadows later ones.
+type discovery struct {
+	Catalog
+	claimed map[catalogKey]int // → index in Entries
+}
+
+// claim adds e under key unless the key is taken, in which case e's config
+// is recorded as shadowed by the holder.
+func (d *discovery) claim(key catalogKey, e Entry) {
+	if i, ok := d.claimed[key]; ok {
+		d.Entries[i].Shadowed = append(d.Entries[i].Shadowed, e.Config)
+		return
+	}
+	d.claimed[key] = len(d.Entries)
+	d.Entries = append(d.Entries, e)
+}
+
 // Discover builds the unified catalog over roots: per root, environments/,
-// then benchmarks/, then resource-tree workloads, with a (kind, name) key
-// claimed by an earlier root or tree shadowing later ones. The result is
-// sorted by (casefolded name, name, kind).
-func Discover(roots *resolve.Roots) []Entry {
-	var out []Entry
-	claimed := map[catalogKey]int{}
-	add := func(e Entry, key catalogKey) {
-		if i, ok := claimed[key]; ok {
-			out[i].Shadowed = append(out[i].Shadowed, e.Config)
-			return
-		}
-		claimed[key] = len(out)
-		claimed[catalogKey{e.Kind, e.Name}] = len(out)
-		out = append(out, e)
-	}
+// then benchmarks/ (each: manifests, then legacy configs), then
+// resource-tree workloads. A manifest that contradicts its place in the
+// tree is a *RegistryError and nothing is listed.
+func Discover(roots *resolve.Roots) (*Catalog, error) {
+	d := &discovery{claimed: map[catalogKey]int{}}
 	for _, root := range roots.List() {
-		for _, e := range environments(filepath.Join(root, "environments")) {
-			add(e, catalogKey{e.Kind, e.Name})
+		for _, t := range []struct{ dir, kind string }{
+			{filepath.Join(root, "environments"), KindEnvironment},
+			{filepath.Join(root, "benchmarks"), KindBenchmark},
+		} {
+			if err := d.tree(t.dir, t.kind); err != nil {
+				return nil, err
+			}
 		}
-		for _, e := range benchmarks(filepath.Join(root, "benchmarks")) {
-			add(e, catalogKey{e.Kind, e.Name})
-		}
-		for _, e := range workloads(filepath.Join(root, "resources_servers")) {
-			last := e.Selector[strings.LastIndex(e.Selector, "/")+1:]
-			add(e, catalogKey{e.Kind, last})
+		d.workloads(filepath.Join(root, "resources_servers"))
+	}
+	for i := range d.Entries {
+		if e := &d.Entries[i]; e.Manifest == "" && e.Selector == "" {
+			e.Metadata = ReadMetadata(e.Config, roots)
 		}
 	}
-	for i := range out {
-		if out[i].Selector == "" {
-			out[i].Metadata = ReadMetadata(out[i].Config, roots)
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := out[i], out[j]
+	sort.SliceStable(d.Entries, func(i, j int) bool {
+		a, b := d.Entries[i], d.Entries[j]
 		if fa, fb := strings.ToLower(a.Name), strings.ToLower(b.Name); fa != fb {
 			return fa < fb
 		}
@@ -100,10 +135,104 @@ func Discover(roots *resolve.Roots) []Entry {
 		}
 		return a.Kind < b.Kind
 	})
+	return &d.Catalog, nil
+}
+
+// tree discovers one environments/ or benchmarks/ tree: every manifest,
+// then the legacy configs its manifests do not cover.
+func (d *discovery) tree(dir, kind string) error {
+	if !isDir(dir) {
+		return nil
+	}
+	// A manifest's own config.yaml is not a second entry, and the
+	// config.yaml of a shadowed manifest is not reported as shadowed twice.
+	covered, reported := map[string]bool{}, map[string]bool{}
+	for _, path := range manifestPaths(dir) {
+		rel, err := filepath.Rel(dir, filepath.Dir(path))
+		if err != nil {
+			continue
+		}
+		if rel == "." {
+			return &RegistryError{Msg: fmt.Sprintf("Manifest '%s' must be inside a named catalog directory.", path)}
+		}
+		key := catalogKey{kind, filepath.ToSlash(rel)}
+		config := filepath.Join(filepath.Dir(path), "config.yaml")
+		if i, ok := d.claimed[key]; ok {
+			d.Entries[i].Shadowed = append(d.Entries[i].Shadowed, path)
+			reported[realPath(config)] = true
+			continue
+		}
+		m, err := LoadManifest(path)
+		if err != nil {
+			d.Ignored = append(d.Ignored, err)
+			continue
+		}
+		if m.Kind != kind {
+			return &RegistryError{Where: m.kindAt, Msg: fmt.Sprintf(
+				"Manifest '%s' declares kind '%s', but its catalog path requires '%s'.", path, m.Kind, kind)}
+		}
+		if m.Name != key.name {
+			return &RegistryError{Where: m.nameAt, Msg: fmt.Sprintf(
+				"Manifest '%s' declares name '%s', but its catalog path requires '%s'.", path, m.Name, key.name)}
+		}
+		if !isFile(config) {
+			return &RegistryError{Msg: fmt.Sprintf("Manifest '%s' requires a sibling config.yaml.", path)}
+		}
+		d.claim(key, Entry{
+			Name: m.Name, Kind: kind, Status: StatusExperimental,
+			Metadata: Metadata{Domain: m.Domain, Description: m.Description},
+			Config:   config, Manifest: path,
+			Version: m.Version, IntegrationProfile: m.IntegrationProfile,
+			Modality: m.Modality, Licensing: m.Licensing, Lifecycle: m.Lifecycle,
+		})
+		covered[realPath(config)] = true
+	}
+	legacy := environments
+	if kind == KindBenchmark {
+		legacy = benchmarks
+	}
+	for _, e := range legacy(dir) {
+		real, key := realPath(e.Config), catalogKey{e.Kind, e.Name}
+		if _, taken := d.claimed[key]; covered[real] || taken && reported[real] {
+			continue
+		}
+		d.claim(key, e)
+	}
+	return nil
+}
+
+// manifestPaths lists every manifest.yaml under dir, in Python's sorted
+// Path order (component by component). Hidden directories are skipped, as
+// the legacy benchmark scan skips them.
+func manifestPaths(dir string) []string {
+	var out []string
+	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() && path != dir && strings.HasPrefix(d.Name(), ".") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && d.Name() == ManifestFile {
+			out = append(out, path)
+		}
+		return nil
+	})
+	sortPaths(out)
 	return out
 }
 
-// environments lists environments/<dir>/config.yaml, dirs sorted.
+// sortPaths sorts paths as Python sorts pathlib paths: by their components,
+// so that `a/config.yaml` comes before `a.yaml`.
+func sortPaths(paths []string) {
+	sort.SliceStable(paths, func(i, j int) bool {
+		a := strings.Split(filepath.ToSlash(paths[i]), "/")
+		b := strings.Split(filepath.ToSlash(paths[j]), "/")
+		return slices.Compare(a, b) < 0
+	})
+}
+
+// environments lists the legacy environments/<dir>/config.yaml, dirs sorted.
 func environments(dir string) []Entry {
 	var out []Entry
 	for _, name := range subdirs(dir) {
@@ -115,24 +244,28 @@ func environments(dir string) []Entry {
 	return out
 }
 
-// benchmarks lists every **/*.yaml under dir (sorted, manifest.yaml
-// excluded) whose YAML holds a `type: benchmark` mapping anywhere; as in
-// NeMo Gym, a file that fails to parse is kept.
+// benchmarks lists the legacy benchmarks: every **/*.yaml under dir
+// (sorted, hidden files and manifest.yaml excluded) whose YAML holds a
+// `type: benchmark` mapping anywhere; as in NeMo Gym, a file that fails to
+// parse is kept.
 func benchmarks(dir string) []Entry {
 	var files []string
 	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil
 		}
-		if d.IsDir() && path != dir && strings.HasPrefix(d.Name(), ".") {
-			return filepath.SkipDir
+		if path != dir && strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
 		}
-		if !d.IsDir() && strings.HasSuffix(d.Name(), ".yaml") && d.Name() != "manifest.yaml" {
+		if !d.IsDir() && strings.HasSuffix(d.Name(), ".yaml") && d.Name() != ManifestFile {
 			files = append(files, path)
 		}
 		return nil
 	})
-	sort.Strings(files)
+	sortPaths(files)
 	var out []Entry
 	for _, f := range files {
 		data, err := os.ReadFile(f)
@@ -162,59 +295,61 @@ func BenchmarkName(rel string) string {
 	return name
 }
 
-// workloads lists the runnable resources_servers/<dir>/configs/*.yaml: at
-// least one resources server and an agent with a non-empty datasets list.
-func workloads(dir string) []Entry {
-	var out []Entry
-	for _, d := range subdirs(dir) {
-		for _, f := range yamlFiles(filepath.Join(dir, d, "configs")) {
+// workloads adds the runnable resources_servers/<dir>/configs/*.yaml: at
+// least one resources server and an agent with datasets. One is hidden by
+// an earlier entry of its kind named like the last part of its selector
+// (environments/mcqa hides resources_servers/mcqa), but claims only its
+// own name.
+func (d *discovery) workloads(dir string) {
+	for _, sub := range subdirs(dir) {
+		for _, f := range yamlFiles(filepath.Join(dir, sub, "configs")) {
 			n := loadRaw(f)
 			kind, ok := runnableKind(n)
 			if !ok {
 				continue
 			}
-			sel := flavorName(d, f)
+			sel := flavorName(sub, f)
 			e := Entry{Name: "resources_servers/" + sel, Kind: kind, Status: StatusNoManifest, Config: f, Selector: sel}
-			fillMetadata(n, &e.Metadata)
-			out = append(out, e)
+			fillMetadata(n, &e.Metadata, nil)
+			if i, ok := d.claimed[catalogKey{kind, sel[strings.LastIndex(sel, "/")+1:]}]; ok {
+				d.Entries[i].Shadowed = append(d.Entries[i].Shadowed, f)
+				continue
+			}
+			d.claim(catalogKey{kind, e.Name}, e)
 		}
 	}
-	return out
 }
 
-// runnableKind reports whether a raw config is a runnable workload and, if
-// so, whether it is a benchmark (some agent dataset has type: benchmark).
+// runnableKind reports whether a raw config is a runnable workload (a
+// resources server, and agents whose datasets lists hold at least one
+// mapping) and, if so, whether it is a benchmark (one of those datasets has
+// type: benchmark).
 func runnableKind(n *tree.Node) (kind string, ok bool) {
-	if !hasGroup(n, "resources_servers") {
+	resources := false
+	var datasets []*tree.Node
+	for _, s := range servers(n) {
+		switch s.group {
+		case "resources_servers":
+			resources = true
+		case "responses_api_agents":
+			if ds := s.body.Get("datasets"); ds != nil && ds.Kind == tree.List {
+				for _, it := range ds.Items {
+					if it.Kind == tree.Map {
+						datasets = append(datasets, it)
+					}
+				}
+			}
+		}
+	}
+	if !resources || len(datasets) == 0 {
 		return "", false
 	}
-	kind = KindEnvironment
-	for _, s := range servers(n) {
-		if s.group != "responses_api_agents" {
-			continue
-		}
-		ds := s.body.Get("datasets")
-		if ds == nil || ds.Kind != tree.List || len(ds.Items) == 0 {
-			continue
-		}
-		maps := true
-		for _, it := range ds.Items {
-			if it.Kind != tree.Map {
-				maps = false
-				break
-			}
-		}
-		if !maps {
-			continue
-		}
-		ok = true
-		for _, it := range ds.Items {
-			if str(it.Get("type")) == "benchmark" {
-				kind = KindBenchmark
-			}
+	for _, ds := range datasets {
+		if str(ds.Get("type")) == "benchmark" {
+			return KindBenchmark, true
 		}
 	}
-	return kind, ok
+	return KindEnvironment, true
 }
 
 // flavorName is `<dir>` when the config's stem is the directory name, else
@@ -255,4 +390,21 @@ func yamlFiles(dir string) []string {
 func isFile(path string) bool {
 	fi, err := os.Stat(path)
 	return err == nil && !fi.IsDir()
+}
+
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
+}
+
+// realPath is the symlink-free absolute path, to tell whether two paths
+// name one file.
+func realPath(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		return real
+	}
+	return path
 }

@@ -124,7 +124,7 @@ func ResourcesServers(roots *resolve.Roots) []Config {
 			c.Metadata = ReadMetadata(c.Path, roots)
 			for _, s := range servers(n) {
 				if s.group == "resources_servers" && c.Value == "" {
-					c.Value = scalarText(s.body.Get("value"))
+					c.Value = text(s.body.Get("value"))
 				}
 			}
 		})

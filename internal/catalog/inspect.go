@@ -2,12 +2,14 @@ package catalog
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"io"
 	"path/filepath"
 	"strings"
 
 	"github.com/nemo-gym-go/gym/internal/config/tree"
+	"github.com/nemo-gym-go/gym/internal/resolve"
 )
 
 // Detail is one labelled line of an inspect view.
@@ -109,19 +111,36 @@ func shadowDetail(paths []string) []Detail {
 	return []Detail{{"shadows", strings.Join(out, ", ")}}
 }
 
-// InspectEntry is the inspect view of a catalog entry.
-func InspectEntry(e *Entry) *Inspect {
+// InspectEntry is the inspect view of a catalog entry. What the entry
+// lacks of domain and description is read from its config, as the list
+// commands do for legacy entries.
+func InspectEntry(e *Entry, roots *resolve.Roots) *Inspect {
 	v := &Inspect{Name: e.Name, Type: e.Kind, Domain: e.Domain, Description: e.Description, Usage: e.Usage()}
+	if v.Domain == "" || v.Description == "" {
+		parsed := ReadMetadata(e.Config, roots)
+		v.Domain = cmp.Or(v.Domain, parsed.Domain)
+		v.Description = cmp.Or(v.Description, parsed.Description)
+	}
 	v.Details = []Detail{{"config", abs(e.Config)}, {"status", e.Status}}
-	n := loadRaw(e.Config)
+	if e.Manifest != "" {
+		v.Details = append(v.Details, Detail{"manifest", abs(e.Manifest)})
+	}
+	for _, d := range []Detail{
+		{"version", e.Version}, {"profile", e.IntegrationProfile}, {"modality", e.Modality},
+		{"licensing", e.Licensing}, {"lifecycle", e.Lifecycle},
+	} {
+		if d.Value != "" {
+			v.Details = append(v.Details, d)
+		}
+	}
 	var rs, datasets []string
 	agent, value := "", ""
-	for _, s := range servers(n) {
+	for _, s := range servers(loadRaw(e.Config)) {
 		switch s.group {
 		case "resources_servers":
 			rs = append(rs, s.impl)
 			if value == "" {
-				value = scalarText(s.body.Get("value"))
+				value = text(s.body.Get("value"))
 			}
 		case "responses_api_agents":
 			if agent == "" {
@@ -129,7 +148,7 @@ func InspectEntry(e *Entry) *Inspect {
 			}
 			if ds := s.body.Get("datasets"); ds != nil && ds.Kind == tree.List {
 				for _, d := range ds.Items {
-					if name := str(d.Get("name")); d.Kind == tree.Map && name != "" {
+					if name := text(d.Get("name")); name != "" {
 						datasets = append(datasets, name)
 					}
 				}

@@ -1,9 +1,8 @@
 package catalog
 
 import (
-	"strconv"
-
 	"github.com/nemo-gym-go/gym/internal/config"
+	"github.com/nemo-gym-go/gym/internal/config/interp"
 	"github.com/nemo-gym-go/gym/internal/config/tree"
 )
 
@@ -78,25 +77,33 @@ func str(n *tree.Node) string {
 	return n.Str
 }
 
-// scalarText renders a scalar for display ("" for maps, lists and null).
-func scalarText(n *tree.Node) string {
+// truthy is Python's truth value of the value OmegaConf holds.
+func truthy(n *tree.Node) bool {
 	if n == nil {
-		return ""
+		return false
 	}
 	switch n.Kind {
-	case tree.String:
-		return n.Str
-	case tree.Int:
-		return strconv.FormatInt(n.Int, 10)
-	case tree.Float:
-		return tree.PythonFloatRepr(n.Float)
 	case tree.Bool:
-		if n.Bool {
-			return "True"
-		}
-		return "False"
+		return n.Bool
+	case tree.Int:
+		return n.Int != 0
+	case tree.Float:
+		return n.Float != 0
+	case tree.String:
+		return n.Str != ""
+	case tree.Map, tree.List:
+		return n.Len() > 0
 	}
-	return ""
+	return false
+}
+
+// text is NeMo Gym's `str(v) if v else None` for a config value: "" for a
+// falsy value, else Python's str() of it (so `domain: 7` reads "7").
+func text(n *tree.Node) string {
+	if !truthy(n) {
+		return ""
+	}
+	return interp.PythonStr(n)
 }
 
 // containsTypeBenchmark reports whether a mapping with `type: benchmark`

@@ -1,14 +1,16 @@
 package resources
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
-	"github.com/nemo-gym-go/gym/internal/openai"
 	"math"
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
+	"github.com/nemo-gym-go/gym/internal/openai"
 	"github.com/tidwall/gjson"
 )
 
@@ -91,6 +93,18 @@ var sampleRow = json.RawMessage(`{"agent_ref":{"name":"agent"}}`)
 // statNames are RewardProfiler's statistics, in its output order.
 var statNames = [...]string{"mean", "max", "min", "median", "std"}
 
+// ProfileOptions are what a profile knows besides the rollouts: the
+// server-side aggregate sees only verify responses, `gym eval profile` also
+// has the materialized inputs.
+type ProfileOptions struct {
+	// Sample returns the row a task's group shows as "sample": the input
+	// row minus its indices. Nil shows {"agent_ref":{"name":"agent"}}.
+	Sample func(task int64) (json.RawMessage, error)
+	// Expected returns how many rollouts were materialized for a task. Nil
+	// expects exactly the rollouts profiled.
+	Expected func(task int64) int
+}
+
 // Aggregate computes NeMo Gym's aggregate metrics over verify responses:
 // RewardProfiler's mean, max, min, median and std (sample std, 0 instead of
 // NaN when no column has two values) of every top-level number or boolean
@@ -104,42 +118,18 @@ func Aggregate(verifyResponses []json.RawMessage, hooks MetricsHooks) (*Aggregat
 	}
 	p := &profiler{colIndex: map[string]int{}}
 	for i, raw := range verifyResponses {
-		if err := p.add(i, raw); err != nil {
+		if err := p.addVerifyResponse(i, raw); err != nil {
 			return nil, err
 		}
 	}
 
-	byTask := map[int64][]int{}
-	for i, r := range p.rows {
-		byTask[r.rollout.TaskIndex] = append(byTask[r.rollout.TaskIndex], i)
-	}
-	taskIDs := make([]int64, 0, len(byTask))
-	for t := range byTask {
-		taskIDs = append(taskIDs, t)
-	}
-	slices.Sort(taskIDs)
-
+	taskIDs, byTask := p.tasks()
 	groupByTask := make(map[int64]*Metrics, len(taskIDs))
 	for _, t := range taskIDs {
-		rows := byTask[t]
-		g := NewMetrics()
-		g.Set(TaskIndexKey, t)
-		p.describe(rows, g)
-		g.Set("sample", sampleRow)
-		// Server-side, every rollout sent is a rollout expected.
-		g.Set("num_rollouts", len(rows))
-		g.Set("expected_num_rollouts", len(rows))
-		g.Set("missing_num_rollouts", 0)
-		g.Set("reward_profile_completion_pct", 100.0)
-		sorted := slices.Clone(rows)
-		sort.SliceStable(sorted, func(a, b int) bool {
-			return p.rows[sorted[a]].rollout.RolloutIndex < p.rows[sorted[b]].rollout.RolloutIndex
-		})
-		infos := make([]json.RawMessage, len(sorted))
-		for i, ri := range sorted {
-			infos[i] = p.rows[ri].info
+		g, err := p.group(t, byTask[t], ProfileOptions{})
+		if err != nil {
+			return nil, err
 		}
-		g.Set("rollout_infos", infos)
 		out.GroupLevelMetrics = append(out.GroupLevelMetrics, g)
 		groupByTask[t] = g
 	}
@@ -186,6 +176,96 @@ func Aggregate(verifyResponses []json.RawMessage, hooks MetricsHooks) (*Aggregat
 	return out, nil
 }
 
+// Profiler is RewardProfiler as `gym eval profile` runs it: rollouts are
+// added one at a time as they are read, keeping only the numbers the
+// statistics need, and profiled in (task, rollout) order per task and per
+// agent. It is the profile Aggregate computes, without compute_metrics.
+type Profiler struct {
+	p          profiler
+	opts       ProfileOptions
+	agents     []string
+	agentIndex map[string]int32
+	sorted     bool
+}
+
+// NewProfiler returns an empty Profiler.
+func NewProfiler(o ProfileOptions) *Profiler {
+	return &Profiler{p: profiler{colIndex: map[string]int{}}, opts: o, agentIndex: map[string]int32{}}
+}
+
+// Add profiles one rollout of agent under the key (task, rollout). result
+// must be valid JSON (Add checks only that it is an object): the verify
+// response, whose top-level numbers, booleans and reward and whose
+// response.usage numbers are kept; nothing else of it is.
+func (pr *Profiler) Add(agent string, task, rollout int64, result []byte) error {
+	res := gjson.ParseBytes(result)
+	if !res.IsObject() {
+		return fmt.Errorf("a rollout must be a JSON object, got %.40s", result)
+	}
+	a, ok := pr.agentIndex[agent]
+	if !ok {
+		a = int32(len(pr.agents))
+		pr.agentIndex[agent] = a
+		pr.agents = append(pr.agents, agent)
+	}
+	pr.p.add(pr.p.collect(res), task, rollout, a, nil)
+	pr.sorted = false
+	return nil
+}
+
+// Len is the number of rollouts added.
+func (pr *Profiler) Len() int { return len(pr.p.rows) }
+
+// sort puts the rollouts in (task, rollout) order, the order of the
+// DataFrame NeMo Gym profiles, which also fixes the column order.
+func (pr *Profiler) sort() {
+	if !pr.sorted {
+		pr.p.sortByKey()
+		pr.sorted = true
+	}
+}
+
+// Groups passes the group-level metrics to emit, one task at a time in task
+// order, so that a caller writing them out never holds them all.
+func (pr *Profiler) Groups(emit func(*Metrics) error) error {
+	pr.sort()
+	taskIDs, byTask := pr.p.tasks()
+	for _, t := range taskIDs {
+		g, err := pr.p.group(t, byTask[t], pr.opts)
+		if err != nil {
+			return err
+		}
+		if err := emit(g); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Agents returns the agent-level metrics, one entry per agent in name
+// order (pandas' groupby order), each ending with "agent_ref": {"name": …}.
+func (pr *Profiler) Agents() []*Metrics {
+	pr.sort()
+	rows := make([][]int, len(pr.agents))
+	for i, r := range pr.p.rows {
+		rows[r.agent] = append(rows[r.agent], i)
+	}
+	order := make([]int32, len(pr.agents))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int { return strings.Compare(pr.agents[a], pr.agents[b]) })
+	out := make([]*Metrics, 0, len(order))
+	for _, a := range order {
+		m := NewMetrics()
+		pr.p.describe(rows[a], m)
+		ref := append(openai.AppendJSONString([]byte(`{"name":`), pr.agents[a]), '}')
+		m.Set("agent_ref", json.RawMessage(ref))
+		out = append(out, m)
+	}
+	return out
+}
+
 // MeanMetrics is NeMo Gym's default key-metric choice: every mean/* entry.
 func MeanMetrics(agent *Metrics) *Metrics {
 	key := NewMetrics()
@@ -205,6 +285,7 @@ type profiler struct {
 	colIndex    map[string]int
 	rows        []profRow
 	top, merged fields
+	cells       []cell
 	vals        [][]float64
 }
 
@@ -224,6 +305,7 @@ type cell struct {
 
 type profRow struct {
 	rollout Rollout
+	agent   int32
 	cells   []cell
 	info    json.RawMessage
 }
@@ -256,7 +338,9 @@ func (fs fields) get(key string) gjson.Result {
 	return gjson.Result{}
 }
 
-func (p *profiler) add(i int, raw json.RawMessage) error {
+// addVerifyResponse adds an /aggregate_metrics input: absent indices are 0,
+// as NeMo Gym defaults them, and the whole response is kept for the hooks.
+func (p *profiler) addVerifyResponse(i int, raw json.RawMessage) error {
 	if !gjson.ValidBytes(raw) {
 		return fmt.Errorf("verify_responses[%d] is not valid JSON", i)
 	}
@@ -264,13 +348,7 @@ func (p *profiler) add(i int, raw json.RawMessage) error {
 	if !res.IsObject() {
 		return fmt.Errorf("verify_responses[%d] must be a JSON object, got %s", i, res.Type)
 	}
-	// The field lists are scratch space reused from row to row.
-	top := p.top[:0]
-	defer func() { p.top = top[:0] }()
-	res.ForEach(func(k, v gjson.Result) bool {
-		top.set(k.String(), v)
-		return true
-	})
+	top := p.collect(res)
 	task, err := indexField(top, TaskIndexKey, i)
 	if err != nil {
 		return err
@@ -279,7 +357,26 @@ func (p *profiler) add(i int, raw json.RawMessage) error {
 	if err != nil {
 		return err
 	}
-	row := profRow{rollout: Rollout{TaskIndex: task, RolloutIndex: rollout, Raw: raw}}
+	p.add(top, task, rollout, 0, raw)
+	return nil
+}
+
+// collect returns the top-level members of an object in the scratch list
+// that add hands back, so rows after the first allocate no list.
+func (p *profiler) collect(res gjson.Result) fields {
+	top := p.top[:0]
+	res.ForEach(func(k, v gjson.Result) bool {
+		top.set(k.String(), v)
+		return true
+	})
+	return top
+}
+
+// add appends one rollout's numeric record. raw is kept only for the
+// compute_metrics hooks; nil keeps nothing of the response.
+func (p *profiler) add(top fields, task, rollout int64, agent int32, raw json.RawMessage) {
+	defer func() { p.top = top[:0] }()
+	row := profRow{rollout: Rollout{TaskIndex: task, RolloutIndex: rollout, Raw: raw}, agent: agent}
 	usage := top.get("response").Get("usage")
 	row.info = rolloutInfo(top, task, rollout, usage)
 
@@ -294,6 +391,7 @@ func (p *profiler) add(i int, raw json.RawMessage) error {
 			return true
 		})
 	}
+	cells := p.cells[:0]
 	for _, f := range merged {
 		if f.key == TaskIndexKey || f.key == RolloutIndexKey {
 			continue
@@ -317,15 +415,97 @@ func (p *profiler) add(i int, raw json.RawMessage) error {
 		if !isInt {
 			p.cols[c].notInt = true
 		}
-		row.cells = append(row.cells, cell{c, v})
+		cells = append(cells, cell{c, v})
 	}
+	// An exact-size copy: a profile of a long run holds one per rollout.
+	row.cells = slices.Clone(cells)
+	p.cells = cells[:0]
 	p.rows = append(p.rows, row)
 	for c := range p.cols {
 		if p.cols[c].present < len(p.rows) {
 			p.cols[c].notInt = true
 		}
 	}
-	return nil
+}
+
+// sortByKey orders the rows by (task, rollout) and renumbers the columns by
+// first appearance in that order, as a DataFrame built from the sorted
+// rows would have them.
+func (p *profiler) sortByKey() {
+	slices.SortStableFunc(p.rows, func(a, b profRow) int {
+		if c := cmp.Compare(a.rollout.TaskIndex, b.rollout.TaskIndex); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.rollout.RolloutIndex, b.rollout.RolloutIndex)
+	})
+	renumber := make([]int, len(p.cols))
+	for i := range renumber {
+		renumber[i] = -1
+	}
+	cols := make([]column, 0, len(p.cols))
+	for _, r := range p.rows {
+		for i, c := range r.cells {
+			if renumber[c.col] < 0 {
+				renumber[c.col] = len(cols)
+				p.colIndex[p.cols[c.col].name] = len(cols)
+				cols = append(cols, p.cols[c.col])
+			}
+			r.cells[i].col = renumber[c.col]
+		}
+	}
+	p.cols = cols
+}
+
+// tasks returns the task indices in order and each task's rows in row
+// order.
+func (p *profiler) tasks() ([]int64, map[int64][]int) {
+	byTask := map[int64][]int{}
+	for i, r := range p.rows {
+		byTask[r.rollout.TaskIndex] = append(byTask[r.rollout.TaskIndex], i)
+	}
+	taskIDs := make([]int64, 0, len(byTask))
+	for t := range byTask {
+		taskIDs = append(taskIDs, t)
+	}
+	slices.Sort(taskIDs)
+	return taskIDs, byTask
+}
+
+// group is one task's group-level entry.
+func (p *profiler) group(task int64, rows []int, o ProfileOptions) (*Metrics, error) {
+	sample := sampleRow
+	if o.Sample != nil {
+		var err error
+		if sample, err = o.Sample(task); err != nil {
+			return nil, err
+		}
+	}
+	expected := len(rows)
+	if o.Expected != nil {
+		expected = o.Expected(task)
+	}
+	g := NewMetrics()
+	g.Set(TaskIndexKey, task)
+	p.describe(rows, g)
+	g.Set("sample", sample)
+	g.Set("num_rollouts", len(rows))
+	g.Set("expected_num_rollouts", expected)
+	g.Set("missing_num_rollouts", expected-len(rows))
+	pct := 100.0
+	if expected != 0 {
+		pct = 100.0 * float64(len(rows)) / float64(expected)
+	}
+	g.Set("reward_profile_completion_pct", pct)
+	sorted := slices.Clone(rows)
+	sort.SliceStable(sorted, func(a, b int) bool {
+		return p.rows[sorted[a]].rollout.RolloutIndex < p.rows[sorted[b]].rollout.RolloutIndex
+	})
+	infos := make([]json.RawMessage, len(sorted))
+	for i, ri := range sorted {
+		infos[i] = p.rows[ri].info
+	}
+	g.Set("rollout_infos", infos)
+	return g, nil
 }
 
 // numericCell is the value pandas would hold for a field: numbers as they

@@ -215,6 +215,111 @@ func TestAggregateErrors(t *testing.T) {
 	}
 }
 
+// TestProfilerIsAggregate: over one agent's rollouts added in key order,
+// the Profiler computes exactly Aggregate's groups and agent metrics.
+func TestProfilerIsAggregate(t *testing.T) {
+	in := []struct {
+		task, rollout int64
+		raw           string
+	}{
+		{0, 0, `{"_ng_task_index":0,"_ng_rollout_index":0,"reward":1,"response":{"usage":{"output_tokens":20}}}`},
+		{0, 1, `{"_ng_task_index":0,"_ng_rollout_index":1,"reward":0.5,"parse_failed":false,"response":{"usage":{"output_tokens":30}}}`},
+		{2, 0, `{"_ng_task_index":2,"_ng_rollout_index":0,"reward":0.0,"parse_failed":true,"response":{}}`},
+	}
+	var raws []string
+	p := NewProfiler(ProfileOptions{})
+	for _, r := range in {
+		raws = append(raws, r.raw)
+		if err := p.Add("agent", r.task, r.rollout, []byte(r.raw)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	agg, _ := mustAggregate(t, rows(raws...), MetricsHooks{})
+	var groups []*Metrics
+	if err := p.Groups(func(g *Metrics) error { groups = append(groups, g); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(groups)
+	want, _ := json.Marshal(agg.GroupLevelMetrics)
+	if string(got) != string(want) {
+		t.Errorf("groups\n got %s\nwant %s", got, want)
+	}
+	agents := p.Agents()
+	if len(agents) != 1 {
+		t.Fatalf("%d agents", len(agents))
+	}
+	if ref, _ := agents[0].Get("agent_ref"); string(ref.(json.RawMessage)) != `{"name":"agent"}` {
+		t.Errorf("agent_ref %s", ref)
+	}
+	agents[0].Delete("agent_ref")
+	got, _ = agents[0].MarshalJSON()
+	want, _ = agg.AgentMetrics.MarshalJSON()
+	if string(got) != string(want) {
+		t.Errorf("agent metrics\n got %s\nwant %s", got, want)
+	}
+}
+
+// TestProfilerOrder: rollouts added in any order are profiled in (task,
+// rollout) order, columns included; agents come in name order; the sample
+// and expected count come from the options.
+func TestProfilerOrder(t *testing.T) {
+	type rollout struct {
+		agent         string
+		task, rollout int64
+		raw           string
+	}
+	add := func(p *Profiler, rs []rollout) {
+		for _, r := range rs {
+			if err := p.Add(r.agent, r.task, r.rollout, []byte(r.raw)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	sorted := []rollout{
+		{"zed", 0, 0, `{"reward":1.0,"a":1}`},
+		{"zed", 0, 1, `{"reward":0.0,"b":2}`},
+		{"amy", 1, 0, `{"c":3,"reward":1.0}`},
+		{"zed", 2, 0, `{"reward":0.5}`},
+	}
+	shuffled := []rollout{sorted[2], sorted[3], sorted[1], sorted[0]}
+	opts := ProfileOptions{
+		Sample: func(task int64) (json.RawMessage, error) {
+			return json.RawMessage(fmt.Sprintf(`{"task":%d}`, task)), nil
+		},
+		Expected: func(task int64) int { return 4 },
+	}
+	dump := func(rs []rollout) string {
+		p := NewProfiler(opts)
+		add(p, rs)
+		var b strings.Builder
+		p.Groups(func(g *Metrics) error {
+			j, _ := g.MarshalJSON()
+			b.Write(append(j, '\n'))
+			return nil
+		})
+		j, _ := json.Marshal(p.Agents())
+		b.Write(j)
+		return b.String()
+	}
+	want := dump(sorted)
+	if got := dump(shuffled); got != want {
+		t.Errorf("added out of order:\n%s\nin order:\n%s", got, want)
+	}
+	for _, s := range []string{
+		`{"_ng_task_index":0,"mean/reward":0.5,"mean/a":1.0,"mean/b":2.0,`,
+		`"sample":{"task":0},"num_rollouts":2,"expected_num_rollouts":4,"missing_num_rollouts":2,"reward_profile_completion_pct":50.0,`,
+		`[{"mean/reward":1.0,"mean/c":3.0,"max/reward":1.0,"max/c":3.0,"min/reward":1.0,"min/c":3.0,"median/reward":1.0,"median/c":3.0,"std/reward":0.0,"std/c":0.0,"agent_ref":{"name":"amy"}},{"mean/reward":0.5,`,
+		`"std/reward":0.5,"agent_ref":{"name":"zed"}}]`,
+	} {
+		if !strings.Contains(want, s) {
+			t.Errorf("profile lacks %s:\n%s", s, want)
+		}
+	}
+	if err := NewProfiler(opts).Add("a", 0, 0, []byte(`[1]`)); err == nil {
+		t.Error("Add of an array: want an error")
+	}
+}
+
 func BenchmarkAggregate10k(b *testing.B) {
 	in := make([]json.RawMessage, 10000)
 	for i := range in {

@@ -1,0 +1,225 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/tidwall/gjson"
+
+	"github.com/nemo-gym-go/gym/internal/config"
+	"github.com/nemo-gym-go/gym/internal/resources"
+	"github.com/nemo-gym-go/gym/internal/rollout"
+	"github.com/nemo-gym-go/gym/internal/server"
+)
+
+type aggregateOptions struct {
+	f           *Factory
+	globals     *globalFlags
+	config      configFlags
+	inputs      string
+	output      string
+	servers     bool
+	passthrough []string
+}
+
+func newCmdEvalAggregate(f *Factory, g *globalFlags) *cobra.Command {
+	opts := &aggregateOptions{f: f, globals: g}
+	cmd := &cobra.Command{
+		Use:   "aggregate -i GLOB[,GLOB...] -o OUT [flags] [+key=value ...]",
+		Short: "Merge rollout shards and compute their aggregate metrics",
+		Long: `Read every rollouts file the globs match (comma-separated; each glob's matches
+sorted, duplicates dropped), sort the rollouts by task and rollout, write them
+to OUT (unless +merge_shards=false) and compute each agent's metrics into
+<OUT stem>_aggregate_metrics.json.
+
+The metrics are computed in this process by the agent's resources server,
+built into gym, so no server needs to run: give the same --benchmark/--config
+the rollouts were collected with. An agent the config does not name, or whose
+resources server is not a Go one, gets the baseline reward statistics only.
+With --servers, running servers (gym env start) compute them, as in NeMo Gym.`,
+		Example: `  # Shards of a split run, merged and scored offline
+  gym eval aggregate --benchmark mcqa_example -i 'results/shard_*.jsonl' -o results/all.jsonl`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.passthrough = args
+			return runEvalAggregate(cmd.Context(), opts)
+		},
+	}
+	opts.config.register(cmd.Flags())
+	cmd.Flags().StringVarP(&opts.inputs, "input", "i", "", "rollouts files: globs separated by commas (required)")
+	cmd.Flags().StringVarP(&opts.output, "output", "o", "", "merged rollouts file to write (required)")
+	cmd.Flags().BoolVar(&opts.servers, "servers", false, "ask the running servers (through the head server) instead of computing in process")
+	return cmd
+}
+
+func runEvalAggregate(ctx context.Context, opts *aggregateOptions) error {
+	f := opts.f
+	var missing []string
+	if opts.inputs == "" {
+		missing = append(missing, "input")
+	}
+	if opts.output == "" {
+		missing = append(missing, "output")
+	}
+	if len(missing) > 0 {
+		return missingConfig(missing...)
+	}
+	res, roots, err := f.loadConfig(ctx, &opts.config, opts.globals.verbose, nil, opts.passthrough, config.Request{Seed: dummyPolicy()})
+	if err != nil {
+		return err
+	}
+	s := settings{res}
+	merge := true
+	if n, _ := s.node("merge_shards"); n != nil {
+		merge = config.Truthy(n)
+	}
+	files, err := expandGlobs(opts.inputs, roots)
+	if err != nil {
+		return err
+	}
+	output := roots.abs(opts.output)
+	if merge {
+		n, err := rollout.MergeShards(files, output)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(f.IO.Out, "Merged %d rollouts from %d files into %s\n", n, len(files), output)
+	}
+	rows, err := rollout.ReadMetricsRows(files...)
+	if err != nil {
+		return err
+	}
+	var agg rollout.Aggregator
+	if opts.servers {
+		client, err := (&evalRun{f: f, s: s}).newClient()
+		if err != nil {
+			return err
+		}
+		agg = rollout.AgentServers{Client: client, AgentURL: headAgentURLs(client, res)}
+	} else {
+		agg = rollout.InProcess{Handler: inProcessMetrics(res, f)}
+	}
+	metrics, err := rollout.Aggregate(ctx, rows, agg)
+	if err != nil {
+		return err
+	}
+	path := rollout.PathsFor(output).Metrics
+	if err := rollout.WriteMetrics(path, metrics, f.IO.Out); err != nil {
+		return err
+	}
+	fmt.Fprintf(f.IO.Out, "Aggregate metrics: %s\n", path)
+	return nil
+}
+
+// expandGlobs expands comma-separated globs against the working directory:
+// each glob's matches sorted, first-seen order kept across globs.
+func expandGlobs(list string, roots commandRoots) ([]string, error) {
+	var files []string
+	seen := map[string]bool{}
+	for _, pattern := range strings.Split(list, ",") {
+		pattern = strings.TrimSpace(pattern)
+		if pattern == "" {
+			continue
+		}
+		matches, err := filepath.Glob(roots.abs(pattern))
+		if err != nil {
+			return nil, fmt.Errorf("bad glob %q: %w", pattern, err)
+		}
+		if len(matches) == 0 {
+			return nil, fmt.Errorf("no file matches %q (--input)", pattern)
+		}
+		for _, m := range matches {
+			if !seen[m] {
+				seen[m] = true
+				files = append(files, m)
+			}
+		}
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("--input %q names no glob", list)
+	}
+	return files, nil
+}
+
+// inProcessMetrics builds, for an agent, the /aggregate_metrics handler of
+// its resources server from the config, in this process. Without one, it
+// falls back to the baseline statistics every resources server computes.
+func inProcessMetrics(res *config.Result, f *Factory) func(agent string) (http.Handler, error) {
+	dict := config.Dump(res.Config)
+	return func(agent string) (http.Handler, error) {
+		rs, why := resourcesServerOf(res, agent)
+		if why == "" {
+			factory, ok := server.Lookup(rs.Type + "/" + rs.Implementation)
+			if ok {
+				env := map[string]string{config.ConfigDictEnv: dict, config.ConfigPathEnv: rs.Name}
+				rt, err := server.FromEnv(func(k string) (string, bool) {
+					if v, ok := env[k]; ok {
+						return v, true
+					}
+					return f.LookupEnv(k)
+				})
+				if err != nil {
+					return nil, err
+				}
+				return factory(rt)
+			}
+			why = fmt.Sprintf("its resources server %s (%s) is not built into gym", rs.Name, rs.Implementation)
+		}
+		fmt.Fprintf(f.IO.ErrOut, "Warning: agent %s: %s; computing the baseline reward statistics only (use --servers with the servers running for its own metrics)\n", agent, why)
+		return baselineMetrics{}, nil
+	}
+}
+
+// resourcesServerOf finds the resources server instance an agent uses, or
+// says why it cannot.
+func resourcesServerOf(res *config.Result, agent string) (*config.Instance, string) {
+	var ref string
+	for _, in := range res.Instances {
+		if in.Name != agent {
+			continue
+		}
+		if n := in.Config.Get("resources_server"); n != nil {
+			if name := n.Get("name"); name != nil {
+				ref = name.Str
+			}
+		}
+		if ref == "" {
+			return nil, "its config names no resources_server"
+		}
+		for _, rs := range res.Instances {
+			if rs.Name == ref && rs.Type == "resources_servers" {
+				return rs, ""
+			}
+		}
+		return nil, fmt.Sprintf("its resources server %s is not in the config", ref)
+	}
+	return nil, "the config has no agent of that name (give the --benchmark or --config the rollouts came from)"
+}
+
+// baselineMetrics answers /aggregate_metrics with RewardProfiler's
+// statistics and no benchmark-specific metrics.
+type baselineMetrics struct{}
+
+func (baselineMetrics) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		VerifyResponses []json.RawMessage `json:"verify_responses"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+		http.Error(w, err.Error(), http.StatusUnprocessableEntity)
+		return
+	}
+	m, err := resources.Aggregate(body.VerifyResponses, resources.MetricsHooks{})
+	if err == nil {
+		var out []byte
+		if out, err = json.Marshal(m); err == nil && gjson.ValidBytes(out) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write(out)
+			return
+		}
+	}
+	http.Error(w, err.Error(), http.StatusInternalServerError)
+}

@@ -1,0 +1,221 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nemo-gym-go/gym/internal/config"
+	"github.com/nemo-gym-go/gym/internal/rollout"
+)
+
+type prepareOptions struct {
+	f           *Factory
+	globals     *globalFlags
+	config      configFlags
+	passthrough []string
+}
+
+func newCmdEvalPrepare(f *Factory, g *globalFlags) *cobra.Command {
+	opts := &prepareOptions{f: f, globals: g}
+	cmd := &cobra.Command{
+		Use:   "prepare [flags] [+key=value ...]",
+		Short: "Prepare the data of benchmarks before they run",
+		Long: `Find every benchmark dataset (type: benchmark) of the config's agents and make
+its jsonl_fpath exist. A benchmark built into gym ships its data and needs
+nothing. A benchmark with a prepare_script (NeMo Gym's prepare.py) runs it with
+Python: the module is imported from its search root and prepare(**kwargs) is
+called with +prepare_script_args; it must return the configured jsonl_fpath.
+Every benchmark is checked before any is prepared.`,
+		Example: `  # A NeMo Gym benchmark from a checkout, with Python on PATH
+  gym eval prepare --search-dir ~/Gym --benchmark gsm8k
+
+  # Skip benchmarks whose data is already there
+  gym eval prepare --benchmark gsm8k +use_cached_prepared_benchmarks=true`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.passthrough = args
+			return runEvalPrepare(cmd.Context(), opts)
+		},
+	}
+	opts.config.register(cmd.Flags())
+	return cmd
+}
+
+// benchmarkPlan is how one benchmark gets its data.
+type benchmarkPlan struct {
+	d      rollout.Dataset
+	data   string // the resolved jsonl_fpath; "" when absent
+	script string // the resolved prepare_script; "" when none
+	root   string // the search root the script lives under
+	python string
+}
+
+func runEvalPrepare(ctx context.Context, opts *prepareOptions) error {
+	f := opts.f
+	res, roots, err := f.loadConfig(ctx, &opts.config, opts.globals.verbose, nil, opts.passthrough, config.Request{Seed: dummyPolicy(), Offline: true})
+	if err != nil {
+		return err
+	}
+	s := settings{res}
+	cached, err := s.boolean("use_cached_prepared_benchmarks")
+	if err != nil {
+		return err
+	}
+	args, err := s.object("prepare_script_args")
+	if err != nil {
+		return err
+	}
+	if args == nil {
+		args = []byte("{}")
+	}
+	resolved, err := res.Resolved(false)
+	if err != nil {
+		return err
+	}
+	datasets, err := rollout.AgentDatasets(resolved)
+	if err != nil {
+		return err
+	}
+	var plans []benchmarkPlan
+	perAgent := map[string]int{}
+	var agents []string
+	for _, d := range datasets {
+		if !containsStr(agents, d.Agent) {
+			agents = append(agents, d.Agent)
+		}
+		if d.Type != "benchmark" {
+			continue
+		}
+		perAgent[d.Agent]++
+		if perAgent[d.Agent] > 1 {
+			return fmt.Errorf("agent %s has more than one benchmark dataset; a benchmark config declares exactly one type: benchmark dataset per agent", d.Agent)
+		}
+		plans = append(plans, benchmarkPlan{d: d, data: roots.find(d.JSONLPath)})
+	}
+	if len(plans) == 0 {
+		var names []string
+		for _, in := range res.Instances {
+			names = append(names, in.Name)
+		}
+		return fmt.Errorf("No benchmark config found. Inspected server instances [%s]; give --benchmark NAME (see `gym list benchmarks`) or a --config with a type: benchmark dataset", strings.Join(names, ", "))
+	}
+
+	var problems []string
+	for i := range plans {
+		p := &plans[i]
+		if cached && p.data != "" {
+			continue
+		}
+		if p.d.PrepareScript == "" {
+			if p.data == "" {
+				problems = append(problems, fmt.Sprintf("%s: no prepare_script and no data at %s", p.d.Name, p.d.JSONLPath))
+			}
+			continue
+		}
+		p.script = roots.find(p.d.PrepareScript)
+		if p.script == "" {
+			if p.data == "" {
+				problems = append(problems, fmt.Sprintf("%s: prepare_script %s not found in any search root, and no data at %s", p.d.Name, p.d.PrepareScript, p.d.JSONLPath))
+			}
+			continue
+		}
+		p.root = strings.TrimSuffix(p.script, string(filepath.Separator)+filepath.FromSlash(p.d.PrepareScript))
+		for _, name := range []string{"python3", "python"} {
+			if path, err := f.LookPath(name); err == nil {
+				p.python = path
+				break
+			}
+		}
+		if p.python == "" && p.data == "" {
+			problems = append(problems, fmt.Sprintf("%s: its prepare_script %s needs Python, and neither python3 nor python is on PATH; install Python, or put the prepared rows at %s", p.d.Name, p.d.PrepareScript, p.d.JSONLPath))
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("cannot prepare the benchmarks, so none was prepared:\n  %s", strings.Join(problems, "\n  "))
+	}
+
+	for _, p := range plans {
+		fmt.Fprintf(f.IO.Out, "Preparing benchmark: %s\n", p.d.Name)
+		switch {
+		case cached && p.data != "":
+			fmt.Fprintf(f.IO.Out, "Using the prepared data (use_cached_prepared_benchmarks=true)\n")
+		case p.script == "":
+			fmt.Fprintf(f.IO.Out, "The data is already there (it ships with the benchmark); nothing to run\n")
+		case p.python == "":
+			fmt.Fprintf(f.IO.ErrOut, "Warning: no Python to run %s; using the data already at %s\n", p.d.PrepareScript, p.data)
+		default:
+			data, err := runPrepareScript(ctx, f, p, args)
+			if err != nil {
+				return err
+			}
+			p.data = data
+		}
+		fmt.Fprintf(f.IO.Out, "Benchmark data prepared at: %s\n", p.data)
+	}
+	return nil
+}
+
+// preparePy imports a benchmark's prepare module as NeMo Gym does (the
+// path's parts joined by dots, from its root) and calls prepare(**args);
+// the returned path goes to the file named by GYM_PREPARE_RESULT.
+const preparePy = `import importlib, json, os, sys
+root = os.getcwd()
+sys.path[:0] = [root] + [p for p in os.environ.get("NEMO_GYM_EXTRA_ROOTS", "").split(":") if p]
+mod = importlib.import_module(sys.argv[1])
+if not hasattr(mod, "prepare"):
+    sys.exit("%s defines no prepare() function" % sys.argv[1])
+path = mod.prepare(**json.loads(sys.argv[2]))
+with open(os.environ["GYM_PREPARE_RESULT"], "w") as f:
+    f.write(os.path.abspath(str(path)))
+`
+
+func runPrepareScript(ctx context.Context, f *Factory, p benchmarkPlan, args []byte) (string, error) {
+	module := strings.ReplaceAll(strings.TrimSuffix(filepath.ToSlash(p.d.PrepareScript), ".py"), "/", ".")
+	result, err := os.CreateTemp("", "gym-prepare-*")
+	if err != nil {
+		return "", err
+	}
+	result.Close()
+	defer os.Remove(result.Name())
+	cmd := exec.CommandContext(ctx, p.python, "-c", preparePy, module, string(args))
+	cmd.Dir = p.root
+	cmd.Env = append(f.Environ(), "GYM_PREPARE_RESULT="+result.Name())
+	cmd.Stdout, cmd.Stderr = f.IO.ErrOut, f.IO.ErrOut
+	if err := cmd.Run(); err != nil {
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			return "", fmt.Errorf("benchmark %s: %s failed (%v); its output is above", p.d.Name, p.d.PrepareScript, exit)
+		}
+		return "", fmt.Errorf("benchmark %s: running %s: %w", p.d.Name, p.python, err)
+	}
+	got, err := os.ReadFile(result.Name())
+	if err != nil {
+		return "", err
+	}
+	want := p.d.JSONLPath
+	if !filepath.IsAbs(want) {
+		want = filepath.Join(p.root, want)
+	}
+	if filepath.Clean(string(got)) != filepath.Clean(want) {
+		return "", fmt.Errorf("benchmark %s: prepare() returned %s, but the config's jsonl_fpath is %s", p.d.Name, got, want)
+	}
+	if _, err := os.Stat(want); err != nil {
+		return "", fmt.Errorf("benchmark %s: prepare() returned %s, which does not exist", p.d.Name, want)
+	}
+	return want, nil
+}
+
+func containsStr(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

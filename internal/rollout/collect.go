@@ -1,0 +1,338 @@
+package rollout
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+
+	"github.com/nemo-gym-go/gym/internal/openai"
+	"github.com/nemo-gym-go/gym/internal/progress"
+	"github.com/nemo-gym-go/gym/internal/server"
+)
+
+// RequestFailedClass is the failure class of a rollout whose /run call
+// failed after every retry (an error status, a timeout, no answer). NeMo
+// Gym aborts the whole collection on it; gym records the rollout in the
+// failures file, carries on, and retries it on --resume.
+const RequestFailedClass = "rollout_request_failed"
+
+// CollectOptions are the inputs of the dispatch loop.
+type CollectOptions struct {
+	MaterializedPath string
+	OutputPath       string
+	FailuresPath     string
+	// Resume keeps the rollouts already in the output file.
+	Resume bool
+	// MaxAttempts is NEMO_GYM_MAX_ROLLOUT_ATTEMPTS: a rollout with that
+	// many failed attempts is not tried again.
+	MaxAttempts int
+	// Concurrency bounds the rollouts in flight.
+	Concurrency int
+	// AgentURL gives an agent instance's base URL.
+	AgentURL func(ctx context.Context, agent string) (string, error)
+	// Client posts to the agents; its timeout and retries are the
+	// per-rollout ones.
+	Client   *server.Client
+	Progress progress.Reporter
+	// Log receives notices (the resume summary).
+	Log io.Writer
+}
+
+// Summary counts what a collection did.
+type Summary struct {
+	Rollouts int // materialized rollouts
+	Cached   int // already in the output from an earlier run
+	Terminal int // failed for good in an earlier run
+	Maxed    int // out of attempts
+	// This run's rollouts.
+	Dispatched, Succeeded, Failed, RequestFailed, NotPersisted int
+}
+
+// RequestFailuresError reports rollouts whose /run call failed; they are
+// in the failures file and --resume tries them again.
+type RequestFailuresError struct {
+	Failed, Dispatched int
+	FailuresPath       string
+}
+
+func (e *RequestFailuresError) Error() string {
+	return fmt.Sprintf("%d of %d rollouts failed to run (their rows and errors are in %s); run the same command with --resume to retry them", e.Failed, e.Dispatched, e.FailuresPath)
+}
+
+// Collect runs every materialized rollout that is not done yet through its
+// agent's /run and appends each result, as it completes, to the output
+// (successes) or the failures file. A rollout cut short by cancellation is
+// written nowhere, so --resume runs it again: every rollout ends up in the
+// output exactly once.
+func Collect(ctx context.Context, o CollectOptions) (*Summary, error) {
+	st := &resumeState{done: map[key]struct{}{}, attempts: map[key]int{}, terminal: map[key]struct{}{}}
+	if o.Resume {
+		var err error
+		if st, err = readResume(o.OutputPath, o.FailuresPath); err != nil {
+			return nil, err
+		}
+	}
+	sum := &Summary{}
+	maxed := func(k key) bool { return o.MaxAttempts > 0 && st.attempts[k] >= o.MaxAttempts }
+	firstRow := map[string]int{} // agent → first materialized line to run with it
+	var agents []string
+	err := eachRow(o.MaterializedPath, func(lr *lineReader, row gjson.Result) error {
+		k, ok := rowKey(row)
+		if !ok {
+			return lr.errorf("a materialized row lacks %s or %s; materialize again without --resume", TaskIndexKey, RolloutIndexKey)
+		}
+		sum.Rollouts++
+		switch {
+		case has(st.done, k):
+			sum.Cached++
+		case has(st.terminal, k):
+			sum.Terminal++
+		case maxed(k):
+			sum.Maxed++
+		default:
+			agent := row.Get(AgentRefKey + ".name").Str
+			if _, seen := firstRow[agent]; !seen {
+				firstRow[agent] = lr.line
+				agents = append(agents, agent)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	// An agent that does not exist fails every one of its rollouts the
+	// same way: say so once, before running anything.
+	for _, a := range agents {
+		if _, err := o.AgentURL(ctx, a); err != nil {
+			return nil, &InputError{Path: o.MaterializedPath, Line: firstRow[a], Msg: fmt.Sprintf("agent %q: %v", a, err)}
+		}
+	}
+	if o.Resume && o.Log != nil {
+		fmt.Fprintf(o.Log, "Resuming: %d rollouts materialized; %d already done; %d failed attempts before; %d failed for good; %d out of attempts (NEMO_GYM_MAX_ROLLOUT_ATTEMPTS=%d); %d to run.\n",
+			sum.Rollouts, sum.Cached, sumValues(st.attempts), sum.Terminal, sum.Maxed, o.MaxAttempts, sum.Rollouts-sum.Cached-sum.Terminal-sum.Maxed)
+		if st.repaired > 0 {
+			fmt.Fprintf(o.Log, "Cut %d bytes of a line torn by an interrupted write off the end of the results.\n", st.repaired)
+		}
+	}
+
+	out, err := openAppender(o.OutputPath)
+	if err != nil {
+		return nil, err
+	}
+	fails, err := openAppender(o.FailuresPath)
+	if err != nil {
+		out.Close()
+		return nil, err
+	}
+	c := &collector{o: o, out: out, fails: fails, sum: sum}
+	o.Progress.Start(sum.Rollouts-sum.Terminal-sum.Maxed, sum.Cached)
+	runErr := c.dispatch(ctx, st, maxed)
+	o.Progress.Finish()
+	if err := errors.Join(out.Close(), fails.Close()); err != nil {
+		return sum, err
+	}
+	if runErr != nil {
+		return sum, runErr
+	}
+	if err := c.firstWriteError(); err != nil {
+		return sum, err
+	}
+	if err := ctx.Err(); err != nil {
+		return sum, context.Cause(ctx)
+	}
+	if sum.RequestFailed > 0 {
+		return sum, &RequestFailuresError{Failed: sum.RequestFailed, Dispatched: sum.Dispatched, FailuresPath: o.FailuresPath}
+	}
+	return sum, nil
+}
+
+type collector struct {
+	o          CollectOptions
+	out, fails *appender
+	mu         sync.Mutex
+	sum        *Summary
+	writeErr   error
+}
+
+func (c *collector) dispatch(ctx context.Context, st *resumeState, maxed func(key) bool) error {
+	conc := max(c.o.Concurrency, 1)
+	slots := make(chan struct{}, conc)
+	var wg sync.WaitGroup
+	err := eachRow(c.o.MaterializedPath, func(lr *lineReader, row gjson.Result) error {
+		k, _ := rowKey(row)
+		if has(st.done, k) || has(st.terminal, k) || maxed(k) {
+			return nil
+		}
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			return errStop
+		}
+		if c.firstWriteError() != nil {
+			<-slots
+			return errStop
+		}
+		body := []byte(row.Raw)
+		if n := st.attempts[k]; n > 0 {
+			var err error
+			if body, err = sjson.SetBytes(body, AttemptIndexKey, n); err != nil {
+				return err
+			}
+		}
+		c.mu.Lock()
+		c.sum.Dispatched++
+		c.mu.Unlock()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			c.run(ctx, body)
+		}()
+		return nil
+	})
+	wg.Wait()
+	if errors.Is(err, errStop) {
+		return nil
+	}
+	return err
+}
+
+// errStop ends the dispatch loop early without being an error itself.
+var errStop = errors.New("stop dispatching")
+
+func (c *collector) firstWriteError() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.writeErr
+}
+
+// run is one rollout: POST the row to its agent's /run, stamp the result
+// and route it.
+func (c *collector) run(ctx context.Context, body []byte) {
+	row := gjson.ParseBytes(body)
+	agent := row.Get(AgentRefKey + ".name").Str
+	result, err := c.post(ctx, agent, body)
+	if ctx.Err() != nil {
+		return
+	}
+	if err != nil {
+		failure, ferr := requestFailure(body, err)
+		c.record(c.fails, failure, ferr, progress.Outcome{Failed: true}, func(s *Summary) { s.RequestFailed++; s.Failed++ })
+		return
+	}
+	stamped, err := stamp(result, row)
+	if err != nil {
+		failure, ferr := requestFailure(body, fmt.Errorf("agent %s answered /run with something that is not a JSON object: %w", agent, err))
+		c.record(c.fails, failure, ferr, progress.Outcome{Failed: true}, func(s *Summary) { s.RequestFailed++; s.Failed++ })
+		return
+	}
+	res := gjson.ParseBytes(stamped)
+	switch {
+	case res.Get("_ng_no_persist").Bool():
+		c.record(nil, nil, nil, progress.Outcome{Failed: true}, func(s *Summary) { s.NotPersisted++ })
+	case res.Get("_ng_failure_class").Exists() && res.Get("_ng_failure_class").Type != gjson.Null:
+		c.record(c.fails, stamped, nil, progress.Outcome{Failed: true}, func(s *Summary) { s.Failed++ })
+	default:
+		reward := res.Get("reward")
+		c.record(c.out, stamped, nil, progress.Outcome{Reward: reward.Num, HasReward: reward.Type == gjson.Number}, func(s *Summary) { s.Succeeded++ })
+	}
+}
+
+func (c *collector) post(ctx context.Context, agent string, body []byte) ([]byte, error) {
+	if agent == "" {
+		return nil, fmt.Errorf("the row has no %s.name", AgentRefKey)
+	}
+	base, err := c.o.AgentURL(ctx, agent)
+	if err != nil {
+		return nil, err
+	}
+	reply, _, err := c.o.Client.PostJSON(ctx, base+"/run", body, nil)
+	return reply, err
+}
+
+func (c *collector) record(to *appender, line []byte, buildErr error, outcome progress.Outcome, count func(*Summary)) {
+	err := buildErr
+	if err == nil && to != nil {
+		err = to.writeLine(line)
+	}
+	c.mu.Lock()
+	if err != nil {
+		if c.writeErr == nil {
+			c.writeErr = err
+		}
+		c.mu.Unlock()
+		return
+	}
+	count(c.sum)
+	c.mu.Unlock()
+	c.o.Progress.Add(outcome)
+}
+
+// stamp copies the row's identity onto the agent's result, as NeMo Gym's
+// collector does, and compacts it onto one line.
+func stamp(result []byte, row gjson.Result) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, result); err != nil {
+		return nil, err
+	}
+	out := buf.Bytes()
+	if !gjson.ParseBytes(out).IsObject() {
+		return nil, fmt.Errorf("got %s", excerpt(out))
+	}
+	var err error
+	for _, k := range []string{TaskIndexKey, RolloutIndexKey, AgentRefKey, SkillsRefKey, AttemptIndexKey, RolloutIDKey} {
+		v := row.Get(k)
+		if !v.Exists() {
+			continue
+		}
+		if out, err = sjson.SetRawBytes(out, k, []byte(v.Raw)); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// requestFailure is the failures-file row of a rollout whose /run failed:
+// the row as sent, the class and the error.
+func requestFailure(body []byte, cause error) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, body); err != nil {
+		return nil, err
+	}
+	out, err := sjson.SetBytes(buf.Bytes(), "_ng_failure_class", RequestFailedClass)
+	if err != nil {
+		return nil, err
+	}
+	return sjson.SetRawBytes(out, "_ng_failure_error", openai.AppendJSONString(nil, cause.Error()))
+}
+
+func has(m map[key]struct{}, k key) bool {
+	_, ok := m[k]
+	return ok
+}
+
+func sumValues(m map[key]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// truncateFile empties a file, creating it if needed.
+func truncateFile(path string) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}

@@ -1,0 +1,213 @@
+package rollout
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// InputError is bad input data: a file that is missing or a line that is
+// not what it must be. Where says which file (and line), so the user can
+// go and fix it.
+type InputError struct {
+	Path string
+	Line int // 1-based; 0 when the error is about the whole file
+	Msg  string
+}
+
+func (e *InputError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", e.Path, e.Line, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s", e.Path, e.Msg)
+}
+
+// lineReader reads a JSONL file line by line, whatever the line length
+// (a graphwalks row holds a whole graph), numbering lines from 1.
+type lineReader struct {
+	r    *bufio.Reader
+	path string
+	line int
+}
+
+func newLineReader(r io.Reader, path string) *lineReader {
+	return &lineReader{r: bufio.NewReaderSize(r, 256<<10), path: path}
+}
+
+// next returns the next line with its newline, if it has one, and
+// io.EOF after the last.
+func (lr *lineReader) next() ([]byte, error) {
+	b, err := lr.r.ReadBytes('\n')
+	if len(b) > 0 {
+		lr.line++
+		return b, nil
+	}
+	if err == nil {
+		err = io.EOF
+	}
+	return nil, err
+}
+
+func (lr *lineReader) errorf(format string, args ...any) *InputError {
+	return &InputError{Path: lr.path, Line: lr.line, Msg: fmt.Sprintf(format, args...)}
+}
+
+// excerpt is the start of a bad line, for an error message.
+func excerpt(b []byte) string {
+	b = bytes.TrimRight(b, "\r\n")
+	const n = 80
+	if len(b) > n {
+		return fmt.Sprintf("%q…", b[:n])
+	}
+	return fmt.Sprintf("%q", b)
+}
+
+// appender appends whole lines to a file. Each line goes to the kernel in
+// a single write on an O_APPEND descriptor, so a process killed at any
+// instant leaves at worst one torn last line, which repairTail removes
+// before the file is read again. Data reaches the disk every syncEvery and
+// on Close, so even a machine crash loses at most that window.
+type appender struct {
+	mu      sync.Mutex
+	f       *os.File
+	buf     []byte
+	dirty   bool
+	err     error
+	stop    chan struct{}
+	stopped chan struct{}
+}
+
+const syncEvery = time.Second
+
+func openAppender(path string) (*appender, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	a := &appender{f: f, stop: make(chan struct{}), stopped: make(chan struct{})}
+	go a.syncLoop()
+	return a, nil
+}
+
+func (a *appender) syncLoop() {
+	defer close(a.stopped)
+	t := time.NewTicker(syncEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-a.stop:
+			return
+		case <-t.C:
+			a.mu.Lock()
+			a.syncLocked()
+			a.mu.Unlock()
+		}
+	}
+}
+
+func (a *appender) syncLocked() {
+	if a.dirty && a.err == nil {
+		a.err = a.f.Sync()
+		a.dirty = false
+	}
+}
+
+// writeLine appends line (which must not contain a newline) and a newline.
+func (a *appender) writeLine(line []byte) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.err != nil {
+		return a.err
+	}
+	a.buf = append(append(a.buf[:0], line...), '\n')
+	if _, err := a.f.Write(a.buf); err != nil {
+		a.err = fmt.Errorf("writing %s: %w", a.f.Name(), err)
+		return a.err
+	}
+	a.dirty = true
+	return nil
+}
+
+func (a *appender) Close() error {
+	close(a.stop)
+	<-a.stopped
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.syncLocked()
+	return errors.Join(a.err, a.f.Close())
+}
+
+// repairTail cuts a torn last line (one without its newline, left by a
+// process killed mid-write) off the file, and reports how many bytes went.
+// A missing file is left missing.
+func repairTail(path string) (int64, error) {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	size := info.Size()
+	keep := size
+	buf := make([]byte, 64<<10)
+	for keep > 0 {
+		n := int64(len(buf))
+		if keep < n {
+			n = keep
+		}
+		if _, err := f.ReadAt(buf[:n], keep-n); err != nil {
+			return 0, err
+		}
+		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
+			keep = keep - n + int64(i) + 1
+			break
+		}
+		keep -= n
+	}
+	if keep == size {
+		return 0, nil
+	}
+	if err := f.Truncate(keep); err != nil {
+		return 0, err
+	}
+	return size - keep, f.Sync()
+}
+
+// writeFileAtomic writes a file that is either whole or absent, however the
+// process ends: a temporary file beside it, synced, then renamed.
+func writeFileAtomic(path string, write func(w io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	bw := bufio.NewWriterSize(tmp, 256<<10)
+	if err := write(bw); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

@@ -1,0 +1,423 @@
+package rollout
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+
+	"github.com/nemo-gym-go/gym/internal/openai"
+)
+
+// The row keys rollout collection reads and writes.
+const (
+	TaskIndexKey    = "_ng_task_index"
+	RolloutIndexKey = "_ng_rollout_index"
+	AttemptIndexKey = "_ng_attempt_index"
+	RolloutIDKey    = "_ng_rollout_id"
+	AgentRefKey     = "agent_ref"
+	SkillsRefKey    = "skills_ref"
+	ParamsKey       = "responses_create_params"
+	DefaultAgentKey = "_default"
+)
+
+// Repeats is num_repeats: how many rollouts each row gets, the same for
+// every row, or per agent with "_default" for the rest.
+type Repeats struct {
+	All      int
+	PerAgent map[string]int
+}
+
+func (r Repeats) forAgent(agent string) (int, bool) {
+	if r.PerAgent == nil {
+		return max(r.All, 1), true
+	}
+	if n, ok := r.PerAgent[agent]; ok {
+		return n, true
+	}
+	n, ok := r.PerAgent[DefaultAgentKey]
+	return n, ok
+}
+
+// MaterializeOptions are the inputs of row materialization.
+type MaterializeOptions struct {
+	InputPath string
+	// InputFlag names where InputPath came from in messages, e.g. --input.
+	InputFlag string
+	// OutputPath is <stem>_materialized_inputs.jsonl.
+	OutputPath string
+	// AgentName is given to rows with no agent_ref.
+	AgentName string
+	// Limit keeps the first Limit lines of the input (0: all).
+	Limit   int
+	Repeats Repeats
+	// AddSeed is num_repeats_add_seed: each rollout's extra_body gets its
+	// rollout index as the seed.
+	AddSeed bool
+	Prompt  *Prompt
+	// Overrides is the responses_create_params config object, merged over
+	// each row's own (top-level keys only, overrides win); nil for none.
+	Overrides json.RawMessage
+	// Warnings receives notices that do not stop the run.
+	Warnings io.Writer
+}
+
+// MaterializeStats counts what materialization read and wrote.
+type MaterializeStats struct {
+	Rows, Tasks, Rollouts int
+}
+
+// Materialize turns input rows into the rollouts to run, as NeMo Gym's
+// _preprocess_rows_from_config does: the prompt applied, agent_ref filled
+// in, config overrides merged, a task index per distinct line (identical
+// lines are one task, which is how dataset repeats become rollouts of one
+// task) and a rollout index per repeat. It streams: memory does not grow
+// with the input beyond a hash per distinct line. The output file is
+// whole or absent.
+func Materialize(ctx context.Context, o MaterializeOptions) (MaterializeStats, error) {
+	var stats MaterializeStats
+	in, err := os.Open(o.InputPath)
+	if errors.Is(err, os.ErrNotExist) {
+		return stats, &InputError{Path: o.InputPath, Msg: fmt.Sprintf("Input file not found: '%s' (%s). Check the path is spelled correctly.", o.InputPath, o.InputFlag)}
+	}
+	if err != nil {
+		return stats, err
+	}
+	defer in.Close()
+
+	m := &materializer{o: o, taskOf: map[[16]byte]int64{}, rollouts: map[int64]int{}, agentsSeen: map[string]bool{}}
+	err = writeFileAtomic(o.OutputPath, func(w io.Writer) error {
+		lr := newLineReader(in, o.InputPath)
+		for o.Limit <= 0 || lr.line < o.Limit {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			line, err := lr.next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return err
+			}
+			if err := m.row(lr, line, w); err != nil {
+				return err
+			}
+		}
+		stats.Rows = lr.line
+		return m.problems()
+	})
+	stats.Tasks, stats.Rollouts = len(m.rollouts), m.written
+	if err != nil {
+		return stats, err
+	}
+	if o.Repeats.PerAgent != nil && o.Warnings != nil {
+		for _, k := range sortedKeys(o.Repeats.PerAgent) {
+			if k != DefaultAgentKey && !m.agentsSeen[k] {
+				fmt.Fprintf(o.Warnings, "Warning: num_repeats names agent %q, which no row uses\n", k)
+			}
+		}
+	}
+	return stats, nil
+}
+
+type materializer struct {
+	o          MaterializeOptions
+	taskOf     map[[16]byte]int64
+	nextTask   int64
+	rollouts   map[int64]int // rollouts so far per task
+	agentsSeen map[string]bool
+	written    int
+	// Problems reported together at the end, as NeMo Gym does.
+	prebaked     []int
+	noAgent      []int
+	noRepeats    []int
+	noRepeatsFor map[string]bool
+	buf          bytes.Buffer
+}
+
+func (m *materializer) row(lr *lineReader, line []byte, w io.Writer) error {
+	index := lr.line - 1
+	raw := bytes.TrimRight(line, "\r\n")
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return lr.errorf("Malformed JSON in '%s' at line %d: the line is blank", lr.path, lr.line)
+	}
+	if !gjson.ValidBytes(raw) {
+		return lr.errorf("Malformed JSON in '%s' at line %d: %s", lr.path, lr.line, jsonError(raw))
+	}
+	parsed := gjson.ParseBytes(raw)
+	if !parsed.IsObject() {
+		return lr.errorf("a row must be a JSON object, got %s", excerpt(raw))
+	}
+	row := slices.Clone(raw)
+	var err error
+
+	if p := m.o.Prompt; p != nil {
+		if in := parsed.Get(ParamsKey + ".input"); in.Exists() && nonEmpty(in) {
+			m.prebaked = append(m.prebaked, index)
+		} else {
+			input, err := p.input(parsed)
+			if err != nil {
+				return lr.errorf("%v", err)
+			}
+			params := parsed.Get(ParamsKey)
+			obj := []byte("{}")
+			if params.IsObject() {
+				obj = []byte(params.Raw)
+			}
+			if obj, err = sjson.SetRawBytes(obj, "input", input); err != nil {
+				return err
+			}
+			if row, err = sjson.SetRawBytes(row, ParamsKey, obj); err != nil {
+				return err
+			}
+		}
+	}
+
+	if m.o.AgentName != "" && !parsed.Get(AgentRefKey).Exists() {
+		ref := append(append([]byte(`{"name":`), openai.AppendJSONString(nil, m.o.AgentName)...), '}')
+		if row, err = sjson.SetRawBytes(row, AgentRefKey, ref); err != nil {
+			return err
+		}
+	}
+	agent := gjson.GetBytes(row, AgentRefKey+".name")
+	if agent.Type != gjson.String || agent.Str == "" {
+		m.noAgent = append(m.noAgent, index)
+	}
+	m.agentsSeen[agent.Str] = true
+
+	params := gjson.GetBytes(row, ParamsKey)
+	if !params.Exists() {
+		return lr.errorf("the row has no %s: give the rows a %s object, or a --prompt-config that builds its input from the row's fields", ParamsKey, ParamsKey)
+	}
+	if !params.IsObject() {
+		return lr.errorf("%s must be an object, got %s", ParamsKey, excerpt([]byte(params.Raw)))
+	}
+	if len(m.o.Overrides) > 0 {
+		merged := []byte(params.Raw)
+		var err error
+		gjson.ParseBytes(m.o.Overrides).ForEach(func(k, v gjson.Result) bool {
+			merged, err = sjson.SetRawBytes(merged, gjson.Escape(k.Str), []byte(v.Raw))
+			return err == nil
+		})
+		if err != nil {
+			return err
+		}
+		if row, err = sjson.SetRawBytes(row, ParamsKey, merged); err != nil {
+			return err
+		}
+	}
+
+	task, err := m.taskIndex(lr, parsed, line)
+	if err != nil {
+		return err
+	}
+	repeats, ok := m.o.Repeats.forAgent(agent.Str)
+	if !ok {
+		m.noRepeats = append(m.noRepeats, index)
+		if m.noRepeatsFor == nil {
+			m.noRepeatsFor = map[string]bool{}
+		}
+		m.noRepeatsFor[agent.Str] = true
+		return nil
+	}
+	if repeats < 1 {
+		return lr.errorf("num_repeats for agent %q is %d; it must be at least 1", agent.Str, repeats)
+	}
+	if len(m.prebaked) > 0 || len(m.noAgent) > 0 {
+		// The run fails at the end; keep reading only to name every row.
+		return nil
+	}
+	for range repeats {
+		rollout := m.rollouts[task]
+		m.rollouts[task]++
+		out := row
+		if out, err = sjson.SetBytes(out, TaskIndexKey, task); err != nil {
+			return err
+		}
+		if out, err = sjson.SetBytes(out, RolloutIndexKey, rollout); err != nil {
+			return err
+		}
+		if m.o.AddSeed {
+			if out, err = addSeed(out, rollout); err != nil {
+				return lr.errorf("%v", err)
+			}
+		}
+		m.buf.Reset()
+		if err := json.Compact(&m.buf, out); err != nil {
+			return err
+		}
+		m.buf.WriteByte('\n')
+		if _, err := w.Write(m.buf.Bytes()); err != nil {
+			return err
+		}
+		m.written++
+	}
+	return nil
+}
+
+// taskIndex keeps a row's own _ng_task_index, or gives the line the index
+// of the first identical line.
+func (m *materializer) taskIndex(lr *lineReader, parsed gjson.Result, line []byte) (int64, error) {
+	if v := parsed.Get(TaskIndexKey); v.Exists() {
+		if v.Type != gjson.Number || !isIntLiteral(v.Raw) {
+			return 0, lr.errorf("%s must be an integer, got %s", TaskIndexKey, v.Raw)
+		}
+		return v.Int(), nil
+	}
+	sum := sha256.Sum256(line)
+	var key [16]byte
+	copy(key[:], sum[:])
+	t, ok := m.taskOf[key]
+	if !ok {
+		t = m.nextTask
+		m.nextTask++
+		m.taskOf[key] = t
+	}
+	return t, nil
+}
+
+func (m *materializer) problems() error {
+	var msgs []string
+	if len(m.prebaked) > 0 {
+		msgs = append(msgs, fmt.Sprintf("rows %s already have a non-empty %s.input, and a prompt config (%s) would replace it: use one or the other", intList(m.prebaked), ParamsKey, m.o.Prompt.Path))
+	}
+	if len(m.noAgent) > 0 {
+		msgs = append(msgs, fmt.Sprintf("No agent specified for rows %s: give --agent NAME, or an agent_ref {\"name\": ...} in each row", intList(m.noAgent)))
+	}
+	if len(m.noRepeats) > 0 {
+		msgs = append(msgs, fmt.Sprintf("num_repeats has no entry for agents %s (rows %s) and no %q", strings.Join(sortedKeys(m.noRepeatsFor), ", "), intList(m.noRepeats), DefaultAgentKey))
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	return &InputError{Path: m.o.InputPath, Msg: strings.Join(msgs, "; ")}
+}
+
+// addSeed sets responses_create_params.metadata.extra_body to the JSON
+// text of the existing extra_body object plus "seed", written as Python's
+// json.dumps writes it, since NeMo Gym's metadata values are strings.
+func addSeed(row []byte, seed int) ([]byte, error) {
+	const path = ParamsKey + ".metadata.extra_body"
+	existing := gjson.GetBytes(row, path)
+	obj := gjson.Parse("{}")
+	switch {
+	case existing.IsObject():
+		obj = existing
+	case existing.Type == gjson.String && gjson.Valid(existing.Str) && gjson.Parse(existing.Str).IsObject():
+		obj = gjson.Parse(existing.Str)
+	case existing.Exists() && existing.Type != gjson.Null:
+		return nil, fmt.Errorf("%s is %s; num_repeats_add_seed needs an object there", path, existing.Raw)
+	}
+	withSeed, err := sjson.SetBytes([]byte(obj.Raw), "seed", seed)
+	if err != nil {
+		return nil, err
+	}
+	return sjson.SetBytes(row, path, pyJSONDumps(gjson.ParseBytes(withSeed)))
+}
+
+// pyJSONDumps writes v as Python's json.dumps does by default: ", " and
+// ": " separators and non-ASCII escaped.
+func pyJSONDumps(v gjson.Result) string {
+	var b strings.Builder
+	var walk func(v gjson.Result)
+	walk = func(v gjson.Result) {
+		switch {
+		case v.IsObject():
+			b.WriteByte('{')
+			first := true
+			v.ForEach(func(k, val gjson.Result) bool {
+				if !first {
+					b.WriteString(", ")
+				}
+				first = false
+				b.WriteString(pyASCII(string(openai.AppendJSONString(nil, k.Str))))
+				b.WriteString(": ")
+				walk(val)
+				return true
+			})
+			b.WriteByte('}')
+		case v.IsArray():
+			b.WriteByte('[')
+			for i, item := range v.Array() {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				walk(item)
+			}
+			b.WriteByte(']')
+		case v.Type == gjson.String:
+			b.WriteString(pyASCII(string(openai.AppendJSONString(nil, v.Str))))
+		case v.Type == gjson.True:
+			b.WriteString("true")
+		case v.Type == gjson.False:
+			b.WriteString("false")
+		case v.Type == gjson.Null:
+			b.WriteString("null")
+		default:
+			b.WriteString(v.Raw)
+		}
+	}
+	walk(v)
+	return b.String()
+}
+
+func nonEmpty(v gjson.Result) bool {
+	switch {
+	case v.Type == gjson.Null:
+		return false
+	case v.Type == gjson.String:
+		return v.Str != ""
+	case v.IsArray():
+		return len(v.Array()) > 0
+	case v.IsObject():
+		return len(v.Map()) > 0
+	}
+	return true
+}
+
+// jsonError says what is wrong with malformed JSON, with the byte offset.
+func jsonError(raw []byte) string {
+	var v any
+	err := json.Unmarshal(raw, &v)
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Sprintf("%v (at byte %d)", se, se.Offset)
+	}
+	if err != nil {
+		return err.Error()
+	}
+	return "invalid JSON"
+}
+
+func intList(v []int) string {
+	const shown = 20
+	parts := make([]string, 0, min(len(v), shown))
+	for i, n := range v {
+		if i == shown {
+			parts = append(parts, fmt.Sprintf("… %d more", len(v)-shown))
+			break
+		}
+		parts = append(parts, strconv.Itoa(n))
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

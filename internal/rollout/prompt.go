@@ -1,0 +1,397 @@
+package rollout
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/nemo-gym-go/gym/internal/config/pyyaml"
+	"github.com/nemo-gym-go/gym/internal/config/tree"
+	"github.com/nemo-gym-go/gym/internal/openai"
+)
+
+// Prompt is a prompt config: NeMo Gym's `{user: str, system: str}` YAML,
+// whose templates use Python's str.format_map over a data row.
+type Prompt struct {
+	Path   string
+	System string // "" when the file has none
+	User   string
+}
+
+// LoadPrompt reads a prompt config file.
+func LoadPrompt(path string) (*Prompt, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &InputError{Path: path, Msg: fmt.Sprintf("cannot read the prompt config (--prompt-config): %v", err)}
+	}
+	root, err := pyyaml.Load(data, path)
+	if err != nil {
+		return nil, err
+	}
+	if root == nil || root.Kind != tree.Map {
+		return nil, &InputError{Path: path, Msg: "a prompt config is a mapping with a `user` template and an optional `system` one"}
+	}
+	p := &Prompt{Path: path}
+	for _, e := range root.Entries {
+		switch e.Key {
+		case "user", "system":
+			if e.Value.Kind != tree.String {
+				return nil, &InputError{Path: path, Line: e.Value.Origin.Line, Msg: fmt.Sprintf("%s must be a string template, got %s", e.Key, e.Value.Kind)}
+			}
+			if e.Key == "user" {
+				p.User = e.Value.Str
+			} else {
+				p.System = e.Value.Str
+			}
+		default:
+			return nil, &InputError{Path: path, Line: e.Value.Origin.Line, Msg: fmt.Sprintf("unknown key %q; a prompt config has only `user` and `system`", e.Key)}
+		}
+	}
+	if root.Get("user") == nil {
+		return nil, &InputError{Path: path, Msg: "the `user` template is required"}
+	}
+	for _, t := range []string{p.System, p.User} {
+		if _, err := formatMap(t, gjson.Parse("{}")); err != nil {
+			if _, missing := err.(*missingFieldError); !missing {
+				return nil, &InputError{Path: path, Msg: err.Error()}
+			}
+		}
+	}
+	return p, nil
+}
+
+// input renders the prompt for row as a Responses input list.
+func (p *Prompt) input(row gjson.Result) ([]byte, error) {
+	b := []byte{'['}
+	if p.System != "" {
+		s, err := formatMap(p.System, row)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, `{"role":"system","content":`...)
+		b = openai.AppendJSONString(b, s)
+		b = append(b, "},"...)
+	}
+	u, err := formatMap(p.User, row)
+	if err != nil {
+		return nil, err
+	}
+	b = append(b, `{"role":"user","content":`...)
+	b = openai.AppendJSONString(b, u)
+	return append(b, "}]"...), nil
+}
+
+// missingFieldError is NeMo Gym's KeyError for a template field the row
+// lacks.
+type missingFieldError struct {
+	field  string
+	fields []string
+}
+
+func (e *missingFieldError) Error() string {
+	quoted := make([]string, len(e.fields))
+	for i, f := range e.fields {
+		quoted[i] = pyRepr(gjson.Result{Type: gjson.String, Str: f})
+	}
+	return fmt.Sprintf("Prompt template references field '%s' but the data row only has fields: [%s]", e.field, strings.Join(quoted, ", "))
+}
+
+// formatMap is Python's str.format_map(row) for a JSON object row: {name},
+// {name[key]}, {name[0]}, conversions !s !r !a, a format spec of fill,
+// align, width and precision, and {{ }} as literal braces.
+func formatMap(tmpl string, row gjson.Result) (string, error) {
+	var b strings.Builder
+	for i := 0; i < len(tmpl); {
+		c := tmpl[i]
+		switch {
+		case c == '{' && i+1 < len(tmpl) && tmpl[i+1] == '{':
+			b.WriteByte('{')
+			i += 2
+		case c == '}' && i+1 < len(tmpl) && tmpl[i+1] == '}':
+			b.WriteByte('}')
+			i += 2
+		case c == '}':
+			return "", fmt.Errorf("Single '}' encountered in format string")
+		case c == '{':
+			end := strings.IndexByte(tmpl[i+1:], '}')
+			if end < 0 {
+				return "", fmt.Errorf("Single '{' encountered in format string")
+			}
+			field := tmpl[i+1 : i+1+end]
+			if strings.ContainsRune(field, '{') {
+				return "", fmt.Errorf("nested replacement fields in %q are not supported", "{"+field+"}")
+			}
+			s, err := replacement(field, row)
+			if err != nil {
+				return "", err
+			}
+			b.WriteString(s)
+			i += end + 2
+		default:
+			b.WriteByte(c)
+			i++
+		}
+	}
+	return b.String(), nil
+}
+
+func replacement(field string, row gjson.Result) (string, error) {
+	spec := ""
+	if k := strings.IndexByte(field, ':'); k >= 0 {
+		field, spec = field[:k], field[k+1:]
+	}
+	conv := byte('s')
+	if k := strings.IndexByte(field, '!'); k >= 0 {
+		if len(field) != k+2 || !strings.ContainsRune("sra", rune(field[k+1])) {
+			return "", fmt.Errorf("invalid conversion in {%s}: expected !s, !r or !a", field)
+		}
+		field, conv = field[:k], field[k+1]
+	}
+	name, rest := field, ""
+	if k := strings.IndexAny(field, ".["); k >= 0 {
+		name, rest = field[:k], field[k:]
+	}
+	if name == "" || isDigits(name) {
+		return "", fmt.Errorf("Format string contains positional fields: {%s}", field)
+	}
+	v := row.Get(gjson.Escape(name))
+	if !v.Exists() {
+		var fields []string
+		row.ForEach(func(k, _ gjson.Result) bool { fields = append(fields, k.Str); return true })
+		return "", &missingFieldError{field: name, fields: fields}
+	}
+	for rest != "" {
+		if rest[0] == '.' {
+			attr := rest[1:]
+			if k := strings.IndexAny(attr, ".["); k >= 0 {
+				attr = attr[:k]
+			}
+			return "", fmt.Errorf("'%s' object has no attribute '%s' (in {%s}); use {%s[%s]} for a key", pyType(v), attr, field, name, attr)
+		}
+		end := strings.IndexByte(rest, ']')
+		if end < 0 {
+			return "", fmt.Errorf("Missing ']' in format string")
+		}
+		key := rest[1:end]
+		rest = rest[end+1:]
+		if rest != "" && rest[0] != '.' && rest[0] != '[' {
+			return "", fmt.Errorf("Only '.' or '[' may follow ']' in format field specifier")
+		}
+		switch {
+		case v.IsArray() && isDigits(key):
+			idx, _ := strconv.Atoi(key)
+			arr := v.Array()
+			if idx >= len(arr) {
+				return "", fmt.Errorf("list index out of range in {%s}", field)
+			}
+			v = arr[idx]
+		case v.IsObject() && !isDigits(key):
+			nv := v.Get(gjson.Escape(key))
+			if !nv.Exists() {
+				return "", fmt.Errorf("KeyError: '%s' (in {%s})", key, field)
+			}
+			v = nv
+		default:
+			return "", fmt.Errorf("cannot index %s with [%s] (in {%s})", pyType(v), key, field)
+		}
+	}
+	var s string
+	switch conv {
+	case 's':
+		s = pyStr(v)
+	case 'r':
+		s = pyRepr(v)
+	case 'a':
+		s = pyASCII(pyRepr(v))
+	}
+	return applySpec(s, spec, field, conv == 's' && v.Type == gjson.Number)
+}
+
+// applySpec applies the string part of Python's format mini-language:
+// [[fill]align][width][.precision]. Numeric presentation types are not
+// supported, and say so rather than render something else. Numbers align
+// right by default, as in Python.
+func applySpec(s, spec, field string, numeric bool) (string, error) {
+	if spec == "" {
+		return s, nil
+	}
+	fill, align := " ", byte('<')
+	if numeric {
+		align = '>'
+	}
+	r, size := utf8.DecodeRuneInString(spec)
+	if len(spec) > size && strings.IndexByte("<>^", spec[size]) >= 0 {
+		fill, align, spec = string(r), spec[size], spec[size+1:]
+	} else if strings.IndexByte("<>^", spec[0]) >= 0 {
+		align, spec = spec[0], spec[1:]
+	}
+	width, precision := 0, -1
+	digits := strings.IndexFunc(spec, func(r rune) bool { return r < '0' || r > '9' })
+	if digits < 0 {
+		digits = len(spec)
+	}
+	if digits > 0 {
+		width, _ = strconv.Atoi(spec[:digits])
+		spec = spec[digits:]
+	}
+	if strings.HasPrefix(spec, ".") && len(spec) > 1 && isDigits(spec[1:]) {
+		precision, _ = strconv.Atoi(spec[1:])
+		spec = ""
+	}
+	if (spec != "" && spec != "s") || (numeric && (precision >= 0 || spec != "")) {
+		return "", fmt.Errorf("format spec in {%s} is not supported by gym: only fill, align (<>^), width and .precision", field)
+	}
+	if precision >= 0 && utf8.RuneCountInString(s) > precision {
+		s = string([]rune(s)[:precision])
+	}
+	pad := width - utf8.RuneCountInString(s)
+	if pad <= 0 {
+		return s, nil
+	}
+	switch align {
+	case '>':
+		return strings.Repeat(fill, pad) + s, nil
+	case '^':
+		return strings.Repeat(fill, pad/2) + s + strings.Repeat(fill, pad-pad/2), nil
+	}
+	return s + strings.Repeat(fill, pad), nil
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func pyType(v gjson.Result) string {
+	switch {
+	case v.IsObject():
+		return "dict"
+	case v.IsArray():
+		return "list"
+	case v.Type == gjson.String:
+		return "str"
+	case v.Type == gjson.Number:
+		if isIntLiteral(v.Raw) {
+			return "int"
+		}
+		return "float"
+	case v.Type == gjson.True, v.Type == gjson.False:
+		return "bool"
+	}
+	return "NoneType"
+}
+
+func isIntLiteral(raw string) bool {
+	return !strings.ContainsAny(raw, ".eE")
+}
+
+// pyStr is str() of the value json.loads gives for v.
+func pyStr(v gjson.Result) string {
+	if v.Type == gjson.String {
+		return v.Str
+	}
+	return pyRepr(v)
+}
+
+// pyRepr is repr() of the value json.loads gives for v.
+func pyRepr(v gjson.Result) string {
+	switch {
+	case v.IsObject():
+		var parts []string
+		v.ForEach(func(k, val gjson.Result) bool {
+			parts = append(parts, pyRepr(gjson.Result{Type: gjson.String, Str: k.Str})+": "+pyRepr(val))
+			return true
+		})
+		return "{" + strings.Join(parts, ", ") + "}"
+	case v.IsArray():
+		var parts []string
+		for _, item := range v.Array() {
+			parts = append(parts, pyRepr(item))
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	}
+	switch v.Type {
+	case gjson.String:
+		return pyStringRepr(v.Str)
+	case gjson.Number:
+		if isIntLiteral(v.Raw) {
+			return strings.TrimPrefix(v.Raw, "+")
+		}
+		return tree.PythonFloatRepr(v.Num)
+	case gjson.True:
+		return "True"
+	case gjson.False:
+		return "False"
+	}
+	return "None"
+}
+
+// pyStringRepr quotes s as Python's repr does: single quotes unless s has
+// a single quote and no double one; printable characters kept, others
+// escaped.
+func pyStringRepr(s string) string {
+	quote := byte('\'')
+	if strings.IndexByte(s, '\'') >= 0 && strings.IndexByte(s, '"') < 0 {
+		quote = '"'
+	}
+	var b strings.Builder
+	b.WriteByte(quote)
+	for _, r := range s {
+		switch {
+		case r == rune(quote) || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case r > 0x7f && !unicode.IsPrint(r):
+			switch {
+			case r <= 0xff:
+				fmt.Fprintf(&b, `\x%02x`, r)
+			case r <= 0xffff:
+				fmt.Fprintf(&b, `\u%04x`, r)
+			default:
+				fmt.Fprintf(&b, `\U%08x`, r)
+			}
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte(quote)
+	return b.String()
+}
+
+// pyASCII is ascii(): repr with every non-ASCII character escaped.
+func pyASCII(repr string) string {
+	var b strings.Builder
+	for _, r := range repr {
+		switch {
+		case r < 0x80:
+			b.WriteRune(r)
+		case r <= 0xff:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case r <= 0xffff:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			fmt.Fprintf(&b, `\U%08x`, r)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,104 @@
+package rollout
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/tidwall/gjson"
+)
+
+// key identifies one rollout: (task index, rollout index).
+type key struct{ task, rollout int64 }
+
+func (k key) String() string { return fmt.Sprintf("(%d, %d)", k.task, k.rollout) }
+
+// rowKey reads a row's key; ok is false when either index is missing.
+func rowKey(row gjson.Result) (key, bool) {
+	t, r := row.Get(TaskIndexKey), row.Get(RolloutIndexKey)
+	if t.Type != gjson.Number || r.Type != gjson.Number {
+		return key{}, false
+	}
+	return key{t.Int(), r.Int()}, true
+}
+
+// resumeState is what earlier runs left: the rollouts already written, the
+// failed attempts per rollout, and the rollouts whose failure was final.
+type resumeState struct {
+	done     map[key]struct{}
+	attempts map[key]int
+	terminal map[key]struct{}
+	// Torn last lines cut off the output and failures files.
+	repaired int64
+}
+
+// readResume reads the output and failures files of an earlier run, first
+// cutting off a line torn by a kill. A malformed complete line is an error
+// naming it: the files are the run's results, and guessing past damage
+// could run a rollout twice or lose one.
+func readResume(outputPath, failuresPath string) (*resumeState, error) {
+	st := &resumeState{done: map[key]struct{}{}, attempts: map[key]int{}, terminal: map[key]struct{}{}}
+	for _, p := range []string{outputPath, failuresPath} {
+		n, err := repairTail(p)
+		if err != nil {
+			return nil, err
+		}
+		st.repaired += n
+	}
+	err := eachRow(outputPath, func(lr *lineReader, row gjson.Result) error {
+		if k, ok := rowKey(row); ok {
+			st.done[k] = struct{}{}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = eachRow(failuresPath, func(lr *lineReader, row gjson.Result) error {
+		k, ok := rowKey(row)
+		if !ok {
+			return nil
+		}
+		st.attempts[k]++
+		if row.Get("_ng_failure_terminal").Bool() {
+			st.terminal[k] = struct{}{}
+		}
+		return nil
+	})
+	return st, err
+}
+
+// eachRow calls fn with every non-blank line of a JSONL file, parsed; a
+// missing file has no rows.
+func eachRow(path string, fn func(lr *lineReader, row gjson.Result) error) error {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	lr := newLineReader(f, path)
+	for {
+		line, err := lr.next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		line = bytes.TrimRight(line, "\r\n")
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		if !gjson.ValidBytes(line) {
+			return lr.errorf("Malformed JSON in '%s' at line %d: %s", path, lr.line, jsonError(line))
+		}
+		if err := fn(lr, gjson.ParseBytes(line)); err != nil {
+			return err
+		}
+	}
+}

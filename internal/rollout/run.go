@@ -1,0 +1,144 @@
+// Package rollout is gym's evaluation engine, NeMo Gym's rollout
+// collection: it materializes input rows into rollouts, runs each through
+// its agent's /run with bounded concurrency, appends every result durably
+// as it completes, resumes a run exactly where it stopped, and computes
+// the aggregate metrics.
+package rollout
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Paths are the files of one run, named after the output file as NeMo Gym
+// names them.
+type Paths struct {
+	Output       string // results/x.jsonl
+	Materialized string // results/x_materialized_inputs.jsonl
+	Failures     string // results/x_failures.jsonl
+	Metrics      string // results/x_aggregate_metrics.json
+}
+
+// Stem is the output path without its extension.
+func Stem(output string) string {
+	return strings.TrimSuffix(output, filepath.Ext(output))
+}
+
+// PathsFor derives a run's files from its output path.
+func PathsFor(output string) Paths {
+	stem := Stem(output)
+	return Paths{
+		Output:       output,
+		Materialized: stem + "_materialized_inputs.jsonl",
+		Failures:     stem + "_failures.jsonl",
+		Metrics:      stem + "_aggregate_metrics.json",
+	}
+}
+
+// RunOptions are the inputs of one `gym eval run` collection.
+type RunOptions struct {
+	Paths Paths
+	// Materialize says how to build the rollouts; its OutputPath is set
+	// from Paths.
+	Materialize MaterializeOptions
+	// Collect says how to run them; its paths are set from Paths.
+	Collect CollectOptions
+	// Resume asks to continue an earlier run of the same output.
+	Resume bool
+	// Aggregator computes the metrics; nil disables aggregation.
+	Aggregator Aggregator
+	// Out receives the results summary, Log the notices.
+	Out, Log io.Writer
+}
+
+// RunResult is what a collection produced.
+type RunResult struct {
+	Summary      *Summary
+	Materialized MaterializeStats
+	Metrics      []AgentMetrics
+	// MetricsWritten is false when aggregation was off or nothing succeeded.
+	MetricsWritten bool
+}
+
+// Run materializes (unless resuming), collects and aggregates. A run that
+// is cancelled returns the context's cause after writing everything that
+// finished; --resume then runs the rest.
+func Run(ctx context.Context, o RunOptions) (*RunResult, error) {
+	p := o.Paths
+	if err := os.MkdirAll(filepath.Dir(p.Output), 0o755); err != nil {
+		return nil, err
+	}
+	res := &RunResult{}
+	resume := o.Resume
+	if resume {
+		for _, f := range []struct{ path, what string }{{p.Materialized, "materialized inputs"}, {p.Output, "rollouts"}} {
+			if _, err := os.Stat(f.path); errors.Is(err, os.ErrNotExist) {
+				fmt.Fprintf(o.Log, "Cannot resume: the %s file %s does not exist; starting from the beginning.\n", f.what, f.path)
+				resume = false
+				break
+			}
+		}
+	} else {
+		fmt.Fprintln(o.Log, "Clearing output fpath since `resume_from_cache=False`!")
+	}
+
+	if !resume {
+		// In this order, a run killed part-way never leaves an old
+		// materialized file beside new results for --resume to trust.
+		if err := os.Remove(p.Materialized); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		for _, f := range []string{p.Output, p.Failures} {
+			if err := truncateFile(f); err != nil {
+				return nil, err
+			}
+		}
+		mo := o.Materialize
+		mo.OutputPath = p.Materialized
+		stats, err := Materialize(ctx, mo)
+		res.Materialized = stats
+		if err != nil {
+			os.Remove(p.Materialized)
+			return res, err
+		}
+		fmt.Fprintf(o.Log, "Materialized %d rollouts of %d tasks from %d rows into %s\n", stats.Rollouts, stats.Tasks, stats.Rows, p.Materialized)
+	}
+
+	co := o.Collect
+	co.MaterializedPath, co.OutputPath, co.FailuresPath, co.Resume = p.Materialized, p.Output, p.Failures, resume
+	sum, collectErr := Collect(ctx, co)
+	res.Summary = sum
+	var failures *RequestFailuresError
+	if collectErr != nil && !errors.As(collectErr, &failures) {
+		return res, collectErr
+	}
+
+	if o.Aggregator == nil {
+		fmt.Fprintln(o.Log, "Aggregation is disabled; compute the metrics later with `gym eval aggregate`.")
+	} else {
+		rows, err := ReadMetricsRows(p.Output)
+		if err != nil {
+			return res, err
+		}
+		if rows.Rows() > 0 {
+			if res.Metrics, err = Aggregate(ctx, rows, o.Aggregator); err != nil {
+				return res, err
+			}
+			if err := WriteMetrics(p.Metrics, res.Metrics, o.Out); err != nil {
+				return res, err
+			}
+			res.MetricsWritten = true
+		}
+	}
+	metrics := "None"
+	if res.MetricsWritten {
+		metrics = p.Metrics
+	}
+	fmt.Fprintf(o.Out, "Finished rollout collection! View results at:\nFully materialized inputs: %s\nRollouts: %s\nAggregate metrics: %s\n", p.Materialized, p.Output, metrics)
+	return res, collectErr
+}
