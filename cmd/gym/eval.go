@@ -48,14 +48,14 @@ type runOptions struct {
 	noServe bool
 	// Flags that become config keys; set only when given.
 	resume, disableAggregation, jsonProgress bool
-	agent, input, output, numRepeats      string
-	promptConfig, split                   string
-	limit, concurrency, maxRetries        int
-	temperature, topP                     float64
-	maxOutputTokens                       int
-	timeout                               time.Duration
-	flags                                 *pflag.FlagSet
-	passthrough                           []string
+	agent, input, output, numRepeats         string
+	promptConfig, split                      string
+	limit, concurrency, maxRetries           int
+	temperature, topP                        float64
+	maxOutputTokens                          int
+	timeout                                  time.Duration
+	flags                                    *pflag.FlagSet
+	passthrough                              []string
 }
 
 // The config keys of `gym eval run`, NeMo Gym's names, plus gym's own for

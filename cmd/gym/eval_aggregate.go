@@ -103,12 +103,8 @@ func runEvalAggregate(ctx context.Context, opts *aggregateOptions) error {
 	} else {
 		agg = rollout.InProcess{Handler: inProcessMetrics(res, f)}
 	}
-	metrics, err := rollout.Aggregate(ctx, rows, agg)
-	if err != nil {
-		return err
-	}
 	path := rollout.PathsFor(output).Metrics
-	if err := rollout.WriteMetrics(path, metrics, f.IO.Out); err != nil {
+	if _, err := rollout.WriteAggregateMetrics(ctx, rows, agg, path, f.IO.Out); err != nil {
 		return err
 	}
 	fmt.Fprintf(f.IO.Out, "Aggregate metrics: %s\n", path)

@@ -287,7 +287,11 @@ func readRollouts(ctx context.Context, path, inputsPath string, rows map[key]*in
 		}
 	}
 	if len(extra) > 0 {
-		keys := sortedKeys(extra)
+		keys := make([]key, 0, len(extra))
+		for k := range extra {
+			keys = append(keys, k)
+		}
+		sortKeys(keys)
 		return &Error{Kind: Mismatch, Path: path, Line: firstExtra, Msg: fmt.Sprintf(
 			"Rollout results contain rows with no matching materialized input rows. "+
 				"Found %d extra rollout rows, the first at line %d of '%s'. Extra rollout keys: %s",
@@ -297,13 +301,13 @@ func readRollouts(ctx context.Context, path, inputsPath string, rows map[key]*in
 }
 
 func missingError(rows map[key]*inputRow, inputsPath, rolloutsPath string) error {
-	missing := map[key]int{}
+	var keys []key
 	for k, r := range rows {
 		if r.rolloutLine == 0 {
-			missing[k] = r.line
+			keys = append(keys, k)
 		}
 	}
-	keys := sortedKeys(missing)
+	sortKeys(keys)
 	return &Error{Kind: Mismatch, Msg: fmt.Sprintf(
 		"Materialized input rows and rollout results do not have matching rollout keys. "+
 			"'%s' lacks rollout results for %d materialized input rows of '%s'. Missing rollout keys: %s.\n"+
@@ -316,18 +320,13 @@ func duplicateError(what string, k key, path string, first, second int) error {
 		"Duplicate %s row for rollout key %v in '%s': lines %d and %d", what, k, path, first, second)}
 }
 
-func sortedKeys(m map[key]int) []key {
-	keys := make([]key, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
+func sortKeys(keys []key) {
 	slices.SortFunc(keys, func(a, b key) int {
 		if c := cmp.Compare(a.task, b.task); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.rollout, b.rollout)
 	})
-	return keys
 }
 
 // keyList writes up to ten keys as NeMo Gym's message lists them.

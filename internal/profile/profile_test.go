@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -370,5 +371,27 @@ func TestSampleKeepsValues(t *testing.T) {
 	}
 	if want := `{"a":[1,{"b":null}],"s":"x\u00e9/\"","agent_ref":{"name":"n"}}`; string(g.Sample) != want {
 		t.Errorf("sample %s, want %s", g.Sample, want)
+	}
+}
+
+// BenchmarkRun10k profiles 10k rollouts of 1,250 tasks whose responses
+// carry a few KB of text each, as real ones do.
+func BenchmarkRun10k(b *testing.B) {
+	text := strings.Repeat("lorem ipsum ", 200)
+	var inputs, rollouts strings.Builder
+	for i := range 10000 {
+		task, r := i/8, i%8
+		fmt.Fprintf(&inputs, `{"_ng_task_index":%d,"_ng_rollout_index":%d,"responses_create_params":{"input":[{"role":"user","content":%q}]},"agent_ref":{"name":"agent_%d"}}`+"\n",
+			task, r, text, task%3)
+		fmt.Fprintf(&rollouts, `{"_ng_task_index":%d,"_ng_rollout_index":%d,"reward":%d.0,"extracted_answer":"%c","response":{"output":[{"type":"message","content":[{"type":"output_text","text":%q}]}],"usage":{"input_tokens":%d,"output_tokens":%d,"total_tokens":%d}}}`+"\n",
+			task, r, i%3%2, 'A'+i%4, text, 200+i%50, 1000+i%700, 1200+i%750)
+	}
+	fx := writeFixture(b, inputs.String(), rollouts.String())
+	b.SetBytes(int64(inputs.Len() + rollouts.Len()))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Run(context.Background(), Options{InputsPath: fx.inputs, RolloutsPath: fx.rollouts}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package resources
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
@@ -229,15 +230,21 @@ func (pr *Profiler) sort() {
 // order, so that a caller writing them out never holds them all.
 func (pr *Profiler) Groups(emit func(*Metrics) error) error {
 	pr.sort()
-	taskIDs, byTask := pr.p.tasks()
-	for _, t := range taskIDs {
-		g, err := pr.p.group(t, byTask[t], pr.opts)
+	// Sorted, a task's rollouts are adjacent: no index of tasks is needed.
+	var rows []int
+	for i, r := range pr.p.rows {
+		rows = append(rows, i)
+		if i+1 < len(pr.p.rows) && pr.p.rows[i+1].rollout.TaskIndex == r.rollout.TaskIndex {
+			continue
+		}
+		g, err := pr.p.group(r.rollout.TaskIndex, rows, pr.opts)
 		if err != nil {
 			return err
 		}
 		if err := emit(g); err != nil {
 			return err
 		}
+		rows = rows[:0]
 	}
 	return nil
 }
@@ -286,6 +293,7 @@ type profiler struct {
 	rows        []profRow
 	top, merged fields
 	cells       []cell
+	info        []byte
 	vals        [][]float64
 }
 
@@ -378,7 +386,10 @@ func (p *profiler) add(top fields, task, rollout int64, agent int32, raw json.Ra
 	defer func() { p.top = top[:0] }()
 	row := profRow{rollout: Rollout{TaskIndex: task, RolloutIndex: rollout, Raw: raw}, agent: agent}
 	usage := top.get("response").Get("usage")
-	row.info = rolloutInfo(top, task, rollout, usage)
+	// The info and the cells are built in scratch space and copied at their
+	// size: a profile of a long run holds them for every rollout.
+	p.info = appendRolloutInfo(p.info[:0], top, task, rollout, usage)
+	row.info = json.RawMessage(bytes.Clone(p.info))
 
 	// The record is `result | response.usage`: usage keys win on a clash
 	// and new ones go last, as in a Python dict merge.
@@ -417,7 +428,6 @@ func (p *profiler) add(top fields, task, rollout int64, agent int32, raw json.Ra
 		}
 		cells = append(cells, cell{c, v})
 	}
-	// An exact-size copy: a profile of a long run holds one per rollout.
 	row.cells = slices.Clone(cells)
 	p.cells = cells[:0]
 	p.rows = append(p.rows, row)
@@ -547,10 +557,11 @@ func indexField(top fields, key string, i int) (int64, error) {
 	return n, nil
 }
 
-// rolloutInfo is the compact per-rollout record of a group: ids, reward,
-// usage numbers, then the other numeric fields (booleans as 0/1), values
-// kept as written. It is encoded at once: a group only ever writes it out.
-func rolloutInfo(top fields, task, rollout int64, usage gjson.Result) json.RawMessage {
+// appendRolloutInfo appends the compact per-rollout record of a group: ids,
+// reward, usage numbers, then the other numeric fields (booleans as 0/1),
+// values kept as written. It is encoded at once: a group only ever writes
+// it out.
+func appendRolloutInfo(b []byte, top fields, task, rollout int64, usage gjson.Result) []byte {
 	type kv struct{ key, raw string }
 	fields := make([]kv, 0, 12)
 	set := func(key, raw string) {
@@ -588,7 +599,6 @@ func rolloutInfo(top fields, task, rollout int64, usage gjson.Result) json.RawMe
 	for _, f := range top {
 		addNumeric(f.key, f.val)
 	}
-	b := make([]byte, 0, 160)
 	b = append(b, '{')
 	for i, f := range fields {
 		if i > 0 {

@@ -1,14 +1,18 @@
 package rollout
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
@@ -18,10 +22,12 @@ import (
 )
 
 // Aggregator computes one agent's aggregate metrics from its verify
-// responses: the /aggregate_metrics reply, {group_level_metrics,
-// agent_metrics, key_metrics}.
+// responses, writing the /aggregate_metrics reply ({group_level_metrics,
+// agent_metrics, key_metrics}) to reply. Both are large for a large run
+// (a rollout each, an entry per task), so both are streamed, never held:
+// body gives a fresh copy of the request body each time it is called.
 type Aggregator interface {
-	AggregateMetrics(ctx context.Context, agent string, body []byte) (json.RawMessage, error)
+	AggregateMetrics(ctx context.Context, agent string, body func() io.ReadCloser, reply io.Writer) error
 }
 
 // AgentServers asks running agent servers, as NeMo Gym does.
@@ -30,13 +36,24 @@ type AgentServers struct {
 	AgentURL func(ctx context.Context, agent string) (string, error)
 }
 
-func (a AgentServers) AggregateMetrics(ctx context.Context, agent string, body []byte) (json.RawMessage, error) {
+func (a AgentServers) AggregateMetrics(ctx context.Context, agent string, body func() io.ReadCloser, reply io.Writer) error {
 	base, err := a.AgentURL(ctx, agent)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	reply, _, err := a.Client.PostJSON(ctx, base+"/aggregate_metrics", body, nil)
-	return reply, err
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/aggregate_metrics", body())
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.GetBody = func() (io.ReadCloser, error) { return body(), nil }
+	resp, err := a.Client.Do(ctx, req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, err = io.Copy(reply, resp.Body)
+	return err
 }
 
 // InProcess computes metrics with server handlers built in this process,
@@ -47,22 +64,25 @@ type InProcess struct {
 	Handler func(agent string) (http.Handler, error)
 }
 
-func (p InProcess) AggregateMetrics(ctx context.Context, agent string, body []byte) (json.RawMessage, error) {
+func (p InProcess) AggregateMetrics(ctx context.Context, agent string, body func() io.ReadCloser, reply io.Writer) error {
 	h, err := p.Handler(agent)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "/aggregate_metrics", bytes.NewReader(body))
+	rc := body()
+	defer rc.Close()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "/aggregate_metrics", rc)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	w := &memoryResponse{header: http.Header{}, status: http.StatusOK}
 	h.ServeHTTP(w, req)
 	if w.status/100 != 2 {
-		return nil, fmt.Errorf("computing the metrics of agent %s: status %d: %s", agent, w.status, bytes.TrimSpace(w.body.Bytes()))
+		return fmt.Errorf("status %d: %s", w.status, bytes.TrimSpace(w.body.Bytes()))
 	}
-	return w.body.Bytes(), nil
+	_, err = reply.Write(w.body.Bytes())
+	return err
 }
 
 type memoryResponse struct {
@@ -75,18 +95,23 @@ func (m *memoryResponse) Header() http.Header         { return m.header }
 func (m *memoryResponse) Write(b []byte) (int, error) { return m.body.Write(b) }
 func (m *memoryResponse) WriteHeader(status int)      { m.status = status }
 
-// MetricsRows are the successful rollouts of a run, per agent, reduced to
-// what aggregation reads.
+// MetricsRows are the successful rollouts of a run, per agent: where each
+// is in its file, not the rollout itself, so a run of any size aggregates
+// in little memory.
 type MetricsRows struct {
-	agents map[string][]keyedRow
+	files  []string
+	agents map[string][]rowRef
 }
 
-type keyedRow struct {
-	k   key
-	raw []byte
+// rowRef locates one rollout: its key, and its line in files[file].
+type rowRef struct {
+	k    key
+	file int
+	off  int64
+	size int
 }
 
-// Rows returns the number of rollouts held.
+// Rows returns the number of rollouts found.
 func (m *MetricsRows) Rows() int {
 	n := 0
 	for _, rows := range m.agents {
@@ -99,14 +124,18 @@ func (m *MetricsRows) Rows() int {
 // metrics read numbers, and these are most of a rollout's bytes.
 var heavyKeys = []string{"response", ParamsKey, "ng_agent_observations", "ng_model_call_capture", "ng_trajectory"}
 
-// ReadMetricsRows reads rollouts files for aggregation, keeping each row
-// without its heavy fields (response.usage stays), so a run of any size
-// aggregates in little memory.
+// ReadMetricsRows indexes rollouts files for aggregation.
 func ReadMetricsRows(paths ...string) (*MetricsRows, error) {
-	m := &MetricsRows{agents: map[string][]keyedRow{}}
-	for _, p := range paths {
+	m := &MetricsRows{files: paths, agents: map[string][]rowRef{}}
+	for i, p := range paths {
 		err := eachRow(p, func(lr *lineReader, row gjson.Result) error {
-			return m.add(lr, row)
+			agent := row.Get(AgentRefKey + ".name")
+			if agent.Type != gjson.String {
+				return lr.errorf("the rollout has no %s.name, so its agent's metrics cannot be computed", AgentRefKey)
+			}
+			k, _ := rowKey(row)
+			m.agents[agent.Str] = append(m.agents[agent.Str], rowRef{k, i, lr.start, lr.size})
+			return nil
 		})
 		if err != nil {
 			return nil, err
@@ -115,18 +144,38 @@ func ReadMetricsRows(paths ...string) (*MetricsRows, error) {
 	return m, nil
 }
 
-func (m *MetricsRows) add(lr *lineReader, row gjson.Result) error {
-	agent := row.Get(AgentRefKey + ".name")
-	if agent.Type != gjson.String {
-		return lr.errorf("the rollout has no %s.name, so its agent's metrics cannot be computed", AgentRefKey)
+// rowReader reads indexed rollouts back from their files; safe for
+// concurrent use.
+type rowReader struct {
+	files []*os.File
+}
+
+func openRows(paths []string) (*rowReader, error) {
+	rr := &rowReader{}
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			rr.Close()
+			return nil, err
+		}
+		rr.files = append(rr.files, f)
 	}
-	k, _ := rowKey(row)
-	raw, err := stripHeavy(row)
-	if err != nil {
-		return err
+	return rr, nil
+}
+
+// read returns a rollout's line, without its newline, in buf's storage.
+func (rr *rowReader) read(r rowRef, buf []byte) ([]byte, error) {
+	buf = slices.Grow(buf[:0], r.size)[:r.size]
+	if _, err := rr.files[r.file].ReadAt(buf, r.off); err != nil {
+		return nil, err
 	}
-	m.agents[agent.Str] = append(m.agents[agent.Str], keyedRow{k, raw})
-	return nil
+	return bytes.TrimRight(buf, "\r\n"), nil
+}
+
+func (rr *rowReader) Close() {
+	for _, f := range rr.files {
+		f.Close()
+	}
 }
 
 func stripHeavy(row gjson.Result) ([]byte, error) {
@@ -143,18 +192,26 @@ func stripHeavy(row gjson.Result) ([]byte, error) {
 	if usage.Exists() {
 		out, err = sjson.SetRawBytes(out, "response", append(append([]byte(`{"usage":`), usage.Raw...), '}'))
 	}
-	return bytes.Clone(out), err
+	return out, err
 }
 
-// AgentMetrics is one agent's entry in <stem>_aggregate_metrics.json.
+// AgentMetrics is one agent's aggregation: its name and key metrics.
 type AgentMetrics struct {
-	Agent string
-	Reply json.RawMessage
+	Agent      string
+	KeyMetrics json.RawMessage
 }
 
-// Aggregate asks agg for each agent's metrics over its rollouts, sorted by
-// (task, rollout), agents in the order of their first rollout.
-func Aggregate(ctx context.Context, rows *MetricsRows, agg Aggregator) ([]AgentMetrics, error) {
+// metricsOrder is where NeMo Gym's file puts the reply's parts, after
+// agent_ref; any other part follows them.
+var metricsOrder = []string{"agent_metrics", "key_metrics", "group_level_metrics"}
+
+// WriteAggregateMetrics asks agg for each agent's metrics over its
+// rollouts, sorted by (task, rollout), agents in the order of their first
+// rollout; writes path (a JSON array of one entry per agent, indented by 2
+// as NeMo Gym writes it) and prints each agent's key metrics. Each reply
+// goes through a temporary file beside path, so memory does not grow with
+// the number of tasks.
+func WriteAggregateMetrics(ctx context.Context, rows *MetricsRows, agg Aggregator, path string, out io.Writer) ([]AgentMetrics, error) {
 	type agentFirst struct {
 		name  string
 		first key
@@ -170,26 +227,116 @@ func Aggregate(ctx context.Context, rows *MetricsRows, agg Aggregator) ([]AgentM
 		}
 		return order[i].name < order[j].name
 	})
-	var out []AgentMetrics
-	for _, a := range order {
-		body := []byte(`{"verify_responses":[`)
-		for i, r := range rows.agents[a.name] {
-			if i > 0 {
-				body = append(body, ',')
-			}
-			body = append(body, r.raw...)
+	rr, err := openRows(rows.files)
+	if err != nil {
+		return nil, err
+	}
+	defer rr.Close()
+	var parts []io.Reader
+	var metrics []AgentMetrics
+	for i, a := range order {
+		reply, ranges, err := aggregateOne(ctx, agg, a.name, rr, rows.agents[a.name], filepath.Dir(path))
+		if reply != nil {
+			defer os.Remove(reply.Name())
+			defer reply.Close()
 		}
-		body = append(body, "]}"...)
-		reply, err := agg.AggregateMetrics(ctx, a.name, body)
 		if err != nil {
 			return nil, fmt.Errorf("aggregate metrics of agent %s: %w", a.name, err)
 		}
-		if !gjson.ValidBytes(reply) || !gjson.ParseBytes(reply).IsObject() {
-			return nil, fmt.Errorf("aggregate metrics of agent %s: the answer is not a JSON object: %s", a.name, excerpt(reply))
+		head := `,{"agent_ref":{"name":`
+		if i == 0 {
+			head = head[1:]
 		}
-		out = append(out, AgentMetrics{Agent: a.name, Reply: reply})
+		parts = append(parts, strings.NewReader(head+string(openai.AppendJSONString(nil, a.name))+"}"))
+		var keys []string
+		for _, k := range metricsOrder {
+			if _, ok := ranges.at[k]; ok {
+				keys = append(keys, k)
+			}
+		}
+		for _, k := range ranges.order {
+			if !slices.Contains(metricsOrder, k) {
+				keys = append(keys, k)
+			}
+		}
+		for _, k := range keys {
+			r := ranges.at[k]
+			parts = append(parts, strings.NewReader(","+string(openai.AppendJSONString(nil, k))+":"), io.NewSectionReader(reply, r[0], r[1]-r[0]))
+		}
+		parts = append(parts, strings.NewReader("}"))
+		am := AgentMetrics{Agent: a.name, KeyMetrics: json.RawMessage("{}")}
+		if r, ok := ranges.at["key_metrics"]; ok {
+			am.KeyMetrics = make([]byte, r[1]-r[0])
+			if _, err := reply.ReadAt(am.KeyMetrics, r[0]); err != nil {
+				return nil, err
+			}
+		}
+		metrics = append(metrics, am)
 	}
-	return out, nil
+	doc := io.MultiReader(append(append([]io.Reader{strings.NewReader("[")}, parts...), strings.NewReader("]"))...)
+	if err := writeFileAtomic(path, func(w io.Writer) error { return indentStream(w, doc, "  ") }); err != nil {
+		return nil, err
+	}
+	for _, m := range metrics {
+		fmt.Fprintf(out, "Key metrics for %s:\n", m.Agent)
+		var b bytes.Buffer
+		if json.Indent(&b, m.KeyMetrics, "", "    ") != nil {
+			b.Reset()
+			b.WriteString("{}")
+		}
+		fmt.Fprintln(out, b.String())
+	}
+	return metrics, nil
+}
+
+// aggregateOne streams one agent's reply into a temporary file and finds
+// where its top-level values are.
+func aggregateOne(ctx context.Context, agg Aggregator, agent string, rr *rowReader, rs []rowRef, dir string) (*os.File, *topLevel, error) {
+	body := func() io.ReadCloser {
+		pr, pw := io.Pipe()
+		go func() {
+			w := bufio.NewWriterSize(pw, 64<<10)
+			w.WriteString(`{"verify_responses":[`)
+			var buf []byte
+			for i, r := range rs {
+				line, err := rr.read(r, buf)
+				if err != nil {
+					pw.CloseWithError(err)
+					return
+				}
+				buf = line
+				stripped, err := stripHeavy(gjson.ParseBytes(line))
+				if err != nil {
+					pw.CloseWithError(err)
+					return
+				}
+				if i > 0 {
+					w.WriteByte(',')
+				}
+				if _, err := w.Write(stripped); err != nil {
+					return
+				}
+			}
+			w.WriteString("]}")
+			pw.CloseWithError(w.Flush())
+		}()
+		return pr
+	}
+	reply, err := os.CreateTemp(dir, ".aggregate-*.json")
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := agg.AggregateMetrics(ctx, agent, body, reply); err != nil {
+		return reply, nil, err
+	}
+	if _, err := reply.Seek(0, io.SeekStart); err != nil {
+		return reply, nil, err
+	}
+	ranges, err := scanTopLevel(bufio.NewReader(reply))
+	if err != nil {
+		return reply, nil, fmt.Errorf("the answer is not a JSON object: %w", err)
+	}
+	return reply, ranges, nil
 }
 
 func less(a, b key) bool {
@@ -199,82 +346,44 @@ func less(a, b key) bool {
 	return a.rollout < b.rollout
 }
 
-// WriteMetrics writes <stem>_aggregate_metrics.json (a JSON array, one
-// entry per agent, indented by 2 as NeMo Gym writes it) and prints each
-// agent's key metrics.
-func WriteMetrics(path string, metrics []AgentMetrics, out io.Writer) error {
-	doc := []byte{'['}
-	for i, m := range metrics {
-		if i > 0 {
-			doc = append(doc, ',')
-		}
-		reply := gjson.ParseBytes(m.Reply)
-		doc = append(doc, `{"agent_ref":{"name":`...)
-		doc = openai.AppendJSONString(doc, m.Agent)
-		doc = append(doc, "}"...)
-		for _, k := range []string{"agent_metrics", "key_metrics", "group_level_metrics"} {
-			if v := reply.Get(k); v.Exists() {
-				doc = append(append(openai.AppendJSONString(append(doc, ','), k), ':'), v.Raw...)
-			}
-		}
-		reply.ForEach(func(k, v gjson.Result) bool {
-			if !slices.Contains([]string{"agent_metrics", "key_metrics", "group_level_metrics"}, k.Str) {
-				doc = append(append(openai.AppendJSONString(append(doc, ','), k.Str), ':'), v.Raw...)
-			}
-			return true
-		})
-		doc = append(doc, '}')
-	}
-	doc = append(doc, ']')
-	var pretty bytes.Buffer
-	if err := json.Indent(&pretty, doc, "", "  "); err != nil {
-		return err
-	}
-	if err := writeFileAtomic(path, func(w io.Writer) error {
-		_, err := w.Write(pretty.Bytes())
-		return err
-	}); err != nil {
-		return err
-	}
-	for _, m := range metrics {
-		fmt.Fprintf(out, "Key metrics for %s:\n", m.Agent)
-		key := gjson.GetBytes(m.Reply, "key_metrics")
-		var b bytes.Buffer
-		if !key.Exists() || json.Indent(&b, []byte(key.Raw), "", "    ") != nil {
-			b.Reset()
-			b.WriteString("{}")
-		}
-		fmt.Fprintln(out, b.String())
-	}
-	return nil
-}
-
 // MergeShards writes the rollouts of every file into one, sorted by (task,
 // rollout), compact, as `gym eval aggregate` merges the shards of a split
-// run. It holds the rollouts in memory to sort them.
+// run. Only each rollout's position is held while sorting.
 func MergeShards(paths []string, output string) (int, error) {
-	var rows []keyedRow
-	for _, p := range paths {
+	var refs []rowRef
+	for i, p := range paths {
 		err := eachRow(p, func(lr *lineReader, row gjson.Result) error {
 			k, ok := rowKey(row)
 			if !ok {
 				return lr.errorf("the rollout has no %s and %s to sort it by", TaskIndexKey, RolloutIndexKey)
 			}
-			var buf bytes.Buffer
-			if err := json.Compact(&buf, []byte(row.Raw)); err != nil {
-				return err
-			}
-			rows = append(rows, keyedRow{k, buf.Bytes()})
+			refs = append(refs, rowRef{k, i, lr.start, lr.size})
 			return nil
 		})
 		if err != nil {
 			return 0, err
 		}
 	}
-	sort.SliceStable(rows, func(i, j int) bool { return less(rows[i].k, rows[j].k) })
-	return len(rows), writeFileAtomic(output, func(w io.Writer) error {
-		for _, r := range rows {
-			if _, err := w.Write(append(r.raw, '\n')); err != nil {
+	sort.SliceStable(refs, func(i, j int) bool { return less(refs[i].k, refs[j].k) })
+	rr, err := openRows(paths)
+	if err != nil {
+		return 0, err
+	}
+	defer rr.Close()
+	var buf bytes.Buffer
+	var line []byte
+	return len(refs), writeFileAtomic(output, func(w io.Writer) error {
+		for _, r := range refs {
+			line, err = rr.read(r, line)
+			if err != nil {
+				return err
+			}
+			buf.Reset()
+			if err := json.Compact(&buf, line); err != nil {
+				return err
+			}
+			buf.WriteByte('\n')
+			if _, err := w.Write(buf.Bytes()); err != nil {
 				return err
 			}
 		}

@@ -141,8 +141,9 @@ func TestRunRoutesResults(t *testing.T) {
 	if len(fails) != 2 || !classes["judge_failed"] || !classes[RequestFailedClass] {
 		t.Errorf("failures: %v", fails)
 	}
-	if !res.MetricsWritten || gjson.GetBytes(res.Metrics[0].Reply, "agent_metrics.n").Int() != 2 {
-		t.Errorf("metrics over the successes only: %+v", res.Metrics)
+	metrics, _ := os.ReadFile(o.Paths.Metrics)
+	if !res.MetricsWritten || gjson.GetBytes(metrics, "0.agent_metrics.n").Int() != 2 || string(res.Metrics[0].KeyMetrics) != `{"n":2}` {
+		t.Errorf("metrics over the successes only: %s", metrics)
 	}
 
 	// Resume: only the failed and unpersisted rollouts run again, the

@@ -34,6 +34,10 @@ type lineReader struct {
 	r    *bufio.Reader
 	path string
 	line int
+	// start and size locate the current line (newline included) in the
+	// file, so it can be read again later without being held meanwhile.
+	start int64
+	size  int
 }
 
 func newLineReader(r io.Reader, path string) *lineReader {
@@ -46,6 +50,8 @@ func (lr *lineReader) next() ([]byte, error) {
 	b, err := lr.r.ReadBytes('\n')
 	if len(b) > 0 {
 		lr.line++
+		lr.start += int64(lr.size)
+		lr.size = len(b)
 		return b, nil
 	}
 	if err == nil {

@@ -126,10 +126,7 @@ func Run(ctx context.Context, o RunOptions) (*RunResult, error) {
 			return res, err
 		}
 		if rows.Rows() > 0 {
-			if res.Metrics, err = Aggregate(ctx, rows, o.Aggregator); err != nil {
-				return res, err
-			}
-			if err := WriteMetrics(p.Metrics, res.Metrics, o.Out); err != nil {
+			if res.Metrics, err = WriteAggregateMetrics(ctx, rows, o.Aggregator, p.Metrics, o.Out); err != nil {
 				return res, err
 			}
 			res.MetricsWritten = true

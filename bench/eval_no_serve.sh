@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# `gym eval run --no-serve` over ROWS (default 100000) input rows against fast
+# local servers: `gym env start` runs example_single_tool_call, its
+# simple_agent and the replay model, and gym collects every row (a full
+# rollout each: seed_session, model calls, a tool call for most rows, verify)
+# and aggregates. Prints the collector's peak RSS (the target is < 150 MB: the
+# rows stream from disk, nothing holds them all) and its throughput.
+#
+# CONCURRENCY (default 256) sets --concurrency; KEEP=1 keeps the work directory.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+work=$(mktemp -d)
+pid=""
+cleanup() {
+  if [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; then
+    kill -INT "$pid"
+    wait "$pid" || true
+  fi
+  if [[ ${KEEP:-0} == 1 ]]; then echo "work directory: $work"; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+
+rows=${ROWS:-100000}
+head_port=${HEAD_PORT:-$((21000 + RANDOM % 4000))}
+go build -o "$work/gym" ./cmd/gym
+
+# Distinct rows (an id field each, which the verifier ignores) over the five
+# example prompts the replay model has recordings for.
+awk -v n="$rows" '{ l[NR] = $0 } END { for (i = 0; i < n; i++) { r = l[i % NR + 1]; sub(/^\{/, "{\"id\": " i ", ", r); print r } }' \
+  resources_servers/example_single_tool_call/data/example.jsonl > "$work/rows.jsonl"
+
+(cd "$work" && exec ./gym env start --resources-server example_single_tool_call --model-type replay_model \
+  ++head_server.port="$head_port" > start.log 2>&1) &
+pid=$!
+for _ in $(seq 600); do
+  grep -q 'servers ready' "$work/start.log" && break
+  if ! kill -0 "$pid" 2>/dev/null; then cat "$work/start.log"; echo "gym env start exited before the servers were ready" >&2; exit 1; fi
+  sleep 0.05
+done
+
+cd "$work"
+start=$(date +%s.%N)
+/usr/bin/time -f '%M %e %U %S' -o time.txt ./gym eval run --no-serve -a example_single_tool_call_simple_agent \
+  -i rows.jsonl -o results/bench.jsonl --concurrency "${CONCURRENCY:-256}" ++head_server.port="$head_port" ${EXTRA:-} \
+  > run.out 2> run.err || { tail -20 run.err; exit 1; }
+read -r rss_kb wall user sys < time.txt
+done_rows=$(wc -l < results/bench.jsonl)
+echo "rows: $rows  rollouts written: $done_rows  failures: $(wc -l < results/bench_failures.jsonl)"
+awk -v kb="$rss_kb" -v w="$wall" -v u="$user" -v s="$sys" -v n="$done_rows" 'BEGIN {
+  printf "collector peak RSS: %.1f MiB\nwall: %.1f s  throughput: %.0f rollouts/s  collector CPU: %.1f s (%.2f ms/rollout)\n", kb/1024, w, n/w, u+s, (u+s)*1000/n }'
+grep -A3 'Key metrics' run.out | head -4

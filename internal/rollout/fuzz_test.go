@@ -1,0 +1,104 @@
+package rollout
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+)
+
+var jsonSeeds = []string{
+	`{"a":1}`, `{"group_level_metrics":[],"agent_metrics":{"mean/reward":0.5},"key_metrics":{}}`,
+	`{ "k" : [ 1 , {"x":"y\"}"} , [] , {} ] , "n" : null, "t":true , "s":"\\" }`,
+	`[1,2,{"a":[]}]`, `"str"`, `{"e":1e-5,"neg":-0.0}`, `{}`,
+}
+
+// FuzzIndentStream: the streaming indenter lays out any valid JSON exactly
+// as encoding/json's Indent does.
+func FuzzIndentStream(f *testing.F) {
+	for _, s := range jsonSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, doc string) {
+		if !json.Valid([]byte(doc)) {
+			return
+		}
+		var compact, want, got bytes.Buffer
+		json.Compact(&compact, []byte(doc))
+		json.Indent(&want, compact.Bytes(), "", "  ")
+		if err := indentStream(&got, strings.NewReader(doc), "  "); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != want.String() {
+			t.Fatalf("indentStream(%q)\n got %q\nwant %q", doc, got.String(), want.String())
+		}
+	})
+}
+
+// FuzzScanTopLevel: every range found holds exactly its key's value, and
+// bad input is an error, never a panic or a hang.
+func FuzzScanTopLevel(f *testing.F) {
+	for _, s := range jsonSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, doc string) {
+		tl, err := scanTopLevel(bufio.NewReader(strings.NewReader(doc)))
+		if err != nil || !json.Valid([]byte(doc)) || !gjson.Parse(doc).IsObject() {
+			return
+		}
+		var obj map[string]json.RawMessage
+		if json.Unmarshal([]byte(doc), &obj) != nil {
+			return
+		}
+		for name, r := range tl.at {
+			var a, b bytes.Buffer
+			json.Compact(&a, []byte(doc[r[0]:r[1]]))
+			json.Compact(&b, obj[name])
+			if a.String() != b.String() {
+				t.Fatalf("%q: key %q range holds %q, want %q", doc, name, doc[r[0]:r[1]], obj[name])
+			}
+		}
+	})
+}
+
+// FuzzMaterialize: any input file is materialized or refused with an
+// error; never a panic, and never a half-written output.
+func FuzzMaterialize(f *testing.F) {
+	f.Add(`{"responses_create_params":{"input":[]},"x":0}`+"\n", "user: '{x}'")
+	f.Add("{\"a\":\n\n[1]\n", "")
+	f.Add(`{"responses_create_params":{},"_ng_task_index":"x"}`, "system: '{a[b]}'\nuser: '{{'")
+	f.Fuzz(func(t *testing.T, input, prompt string) {
+		dir := t.TempDir()
+		in := filepath.Join(dir, "in.jsonl")
+		os.WriteFile(in, []byte(input), 0o644)
+		o := MaterializeOptions{InputPath: in, OutputPath: filepath.Join(dir, "out.jsonl"), AgentName: "a", Repeats: Repeats{All: 2}, AddSeed: true}
+		if prompt != "" {
+			pp := filepath.Join(dir, "p.yaml")
+			os.WriteFile(pp, []byte(prompt), 0o644)
+			p, err := LoadPrompt(pp)
+			if err != nil {
+				return
+			}
+			o.Prompt = p
+		}
+		_, err := Materialize(context.Background(), o)
+		out, readErr := os.ReadFile(o.OutputPath)
+		if err != nil {
+			if readErr == nil {
+				t.Fatalf("failed (%v) but left %s", err, o.OutputPath)
+			}
+			return
+		}
+		for _, l := range strings.Split(strings.TrimSuffix(string(out), "\n"), "\n") {
+			if l != "" && !json.Valid([]byte(l)) {
+				t.Fatalf("materialized an invalid line %q", l)
+			}
+		}
+	})
+}
