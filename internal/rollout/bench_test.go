@@ -1,0 +1,96 @@
+package rollout
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+)
+
+// BenchmarkMaterialize: rows materialized per second, with an override
+// merged and two repeats each.
+func BenchmarkMaterialize(b *testing.B) {
+	dir := b.TempDir()
+	var in strings.Builder
+	for i := range 10000 {
+		fmt.Fprintf(&in, `{"responses_create_params":{"input":[{"role":"user","content":"question %d with some words in it"}]},"expected_answer":"%d"}`+"\n", i, i)
+	}
+	input := writeFile(b, dir, "in.jsonl", in.String())
+	o := MaterializeOptions{InputPath: input, OutputPath: filepath.Join(dir, "out.jsonl"), AgentName: "agent",
+		Repeats: Repeats{All: 2}, Overrides: []byte(`{"temperature":0.7}`)}
+	b.SetBytes(int64(in.Len()))
+	b.ResetTimer()
+	for range b.N {
+		if _, err := Materialize(context.Background(), o); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N*10000)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// BenchmarkCollect: the collector's own cost per rollout against an agent
+// that answers at once (dispatch, stamping, routing, durable appends).
+func BenchmarkCollect(b *testing.B) {
+	agent := fakeAgent(b, nil)
+	dir := b.TempDir()
+	const n = 5000
+	input := writeFile(b, dir, "in.jsonl", rows(n, "agent"))
+	b.ResetTimer()
+	for range b.N {
+		o := runOptions(b, dir, input, agent.URL)
+		o.Collect.Concurrency = 64
+		o.Aggregator = nil
+		if _, err := Run(context.Background(), o); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "rollouts/s")
+}
+
+// BenchmarkAggregateRequest: streaming the stripped rollouts of a run to
+// an aggregator.
+func BenchmarkAggregateRequest(b *testing.B) {
+	dir := b.TempDir()
+	var out strings.Builder
+	for i := range 20000 {
+		fmt.Fprintf(&out, `{"responses_create_params":{"input":"q"},"response":{"output":[{"type":"message","content":[{"type":"output_text","text":"%s"}]}],"usage":{"input_tokens":10,"output_tokens":20}},"reward":1,"agent_ref":{"name":"agent"},"_ng_task_index":%d,"_ng_rollout_index":0}`+"\n", strings.Repeat("x", 500), i)
+	}
+	path := writeFile(b, dir, "out.jsonl", out.String())
+	agg := countingAggregator{}
+	b.SetBytes(int64(out.Len()))
+	b.ResetTimer()
+	for range b.N {
+		rows, err := ReadMetricsRows(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := WriteAggregateMetrics(context.Background(), rows, agg, filepath.Join(dir, "m.json"), discard{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	os.Remove(filepath.Join(dir, "m.json"))
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// countingAggregator reads the whole body and answers with its row count.
+type countingAggregator struct{}
+
+func (countingAggregator) AggregateMetrics(_ context.Context, _ string, body func() io.ReadCloser, reply io.Writer) error {
+	rc := body()
+	defer rc.Close()
+	data, err := io.ReadAll(rc)
+	if err != nil {
+		return err
+	}
+	n := len(gjson.GetBytes(data, "verify_responses").Array())
+	_, err = fmt.Fprintf(reply, `{"agent_metrics":{"n":%d},"key_metrics":{"n":%d},"group_level_metrics":[]}`, n, n)
+	return err
+}
