@@ -84,11 +84,7 @@ func runEvalPrepare(ctx context.Context, opts *prepareOptions) error {
 	}
 	var plans []benchmarkPlan
 	perAgent := map[string]int{}
-	var agents []string
 	for _, d := range datasets {
-		if !containsStr(agents, d.Agent) {
-			agents = append(agents, d.Agent)
-		}
 		if d.Type != "benchmark" {
 			continue
 		}
@@ -209,13 +205,4 @@ func runPrepareScript(ctx context.Context, f *Factory, p benchmarkPlan, args []b
 		return "", fmt.Errorf("benchmark %s: prepare() returned %s, which does not exist", p.d.Name, want)
 	}
 	return want, nil
-}
-
-func containsStr(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -130,7 +131,7 @@ func Collate(ctx context.Context, o CollateOptions) (rows int, err error) {
 	for _, d := range o.Datasets {
 		if d.Type == o.Split {
 			chosen = append(chosen, d)
-		} else if !containsString(types, d.Type) {
+		} else if !slices.Contains(types, d.Type) {
 			types = append(types, d.Type)
 		}
 	}
@@ -240,15 +241,6 @@ func collateFile(ctx context.Context, lr *lineReader, prompt *Prompt, ref []byte
 			*rows++
 		}
 	}
-}
-
-func containsString(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 func listOrNone(v []string) string {
