@@ -325,6 +325,9 @@ func (r *evalRun) collect(ctx context.Context, opts *runOptions, input, inputFla
 	if mo.Limit, err = s.integer(keyLimit, 0); err != nil {
 		return err
 	}
+	if mo.Limit < 0 {
+		return fmt.Errorf("invalid configuration: %s must not be negative, got %d", keyLimit, mo.Limit)
+	}
 	if mo.Repeats, err = r.repeats(); err != nil {
 		return err
 	}

@@ -89,6 +89,11 @@ func runEvalAggregate(ctx context.Context, opts *aggregateOptions) error {
 		}
 		fmt.Fprintf(f.IO.Out, "Merged %d rollouts from %d files into %s\n", n, len(files), output)
 	}
+	// The metrics cover what was merged: OUT may itself be among the
+	// inputs, and is overwritten by then.
+	if merge {
+		files = []string{output}
+	}
 	rows, err := rollout.ReadMetricsRows(files...)
 	if err != nil {
 		return err

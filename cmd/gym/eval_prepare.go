@@ -114,6 +114,11 @@ func runEvalPrepare(ctx context.Context, opts *prepareOptions) error {
 			}
 			continue
 		}
+		if filepath.IsAbs(p.d.PrepareScript) {
+			problems = append(problems, fmt.Sprintf("%s: prepare_script %s must be relative to its Gym root (NeMo Gym imports it as a module named after that path)", p.d.Name, p.d.PrepareScript))
+			continue
+		}
+		p.d.PrepareScript = filepath.Clean(p.d.PrepareScript)
 		p.script = roots.find(p.d.PrepareScript)
 		if p.script == "" {
 			if p.data == "" {
@@ -198,11 +203,22 @@ func runPrepareScript(ctx context.Context, f *Factory, p benchmarkPlan, args []b
 	if !filepath.IsAbs(want) {
 		want = filepath.Join(p.root, want)
 	}
-	if filepath.Clean(string(got)) != filepath.Clean(want) {
+	if !samePath(string(got), want) {
 		return "", fmt.Errorf("benchmark %s: prepare() returned %s, but the config's jsonl_fpath is %s", p.d.Name, got, want)
 	}
 	if _, err := os.Stat(want); err != nil {
 		return "", fmt.Errorf("benchmark %s: prepare() returned %s, which does not exist", p.d.Name, want)
 	}
 	return want, nil
+}
+
+// samePath compares paths as files: Python's getcwd resolves symlinks, so
+// a prepare() under a symlinked root returns the real path.
+func samePath(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	ra, errA := filepath.EvalSymlinks(a)
+	rb, errB := filepath.EvalSymlinks(b)
+	return errA == nil && errB == nil && ra == rb
 }

@@ -41,7 +41,9 @@ func (a AgentServers) AggregateMetrics(ctx context.Context, agent string, body f
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/aggregate_metrics", body())
+	rc := body()
+	defer rc.Close()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/aggregate_metrics", rc)
 	if err != nil {
 		return err
 	}

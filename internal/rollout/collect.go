@@ -82,8 +82,6 @@ func Collect(ctx context.Context, o CollectOptions) (*Summary, error) {
 	}
 	sum := &Summary{}
 	maxed := func(k key) bool { return o.MaxAttempts > 0 && st.attempts[k] >= o.MaxAttempts }
-	firstRow := map[string]int{} // agent → first materialized line to run with it
-	var agents []string
 	err := eachRow(o.MaterializedPath, func(lr *lineReader, row gjson.Result) error {
 		k, ok := rowKey(row)
 		if !ok {
@@ -97,24 +95,14 @@ func Collect(ctx context.Context, o CollectOptions) (*Summary, error) {
 			sum.Terminal++
 		case maxed(k):
 			sum.Maxed++
-		default:
-			agent := row.Get(AgentRefKey + ".name").Str
-			if _, seen := firstRow[agent]; !seen {
-				firstRow[agent] = lr.line
-				agents = append(agents, agent)
-			}
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	// An agent that does not exist fails every one of its rollouts the
-	// same way: say so once, before running anything.
-	for _, a := range agents {
-		if _, err := o.AgentURL(ctx, a); err != nil {
-			return nil, &InputError{Path: o.MaterializedPath, Line: firstRow[a], Msg: fmt.Sprintf("agent %q: %v", a, err)}
-		}
+	if err := checkAgents(ctx, o.MaterializedPath, o.AgentURL); err != nil {
+		return nil, err
 	}
 	if o.Resume && o.Log != nil {
 		fmt.Fprintf(o.Log, "Resuming: %d rollouts materialized; %d already done; %d failed attempts before; %d failed for good; %d out of attempts (NEMO_GYM_MAX_ROLLOUT_ATTEMPTS=%d); %d to run.\n",
@@ -153,6 +141,25 @@ func Collect(ctx context.Context, o CollectOptions) (*Summary, error) {
 		return sum, &RequestFailuresError{Failed: sum.RequestFailed, Dispatched: sum.Dispatched, FailuresPath: o.FailuresPath}
 	}
 	return sum, nil
+}
+
+// checkAgents finds every agent the rollouts name before any runs: an
+// agent that does not exist (or servers that cannot be reached) would fail
+// every one of its rollouts the same way, so it is one error, up front,
+// naming the first row that uses it.
+func checkAgents(ctx context.Context, materialized string, agentURL func(context.Context, string) (string, error)) error {
+	checked := map[string]bool{}
+	return eachRow(materialized, func(lr *lineReader, row gjson.Result) error {
+		agent := row.Get(AgentRefKey + ".name").Str
+		if checked[agent] {
+			return nil
+		}
+		checked[agent] = true
+		if _, err := agentURL(ctx, agent); err != nil {
+			return lr.errorf("agent %q: %v", agent, err)
+		}
+		return nil
+	})
 }
 
 type collector struct {

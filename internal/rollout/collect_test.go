@@ -320,3 +320,24 @@ func TestKilledRunsResumeToExactlyOnce(t *testing.T) {
 	t.Logf("%d kills, %d rollouts exactly once", kills, len(seen))
 
 }
+
+// A fresh run whose input is bad leaves the previous run's files alone.
+func TestBadInputKeepsThePreviousRun(t *testing.T) {
+	agent := fakeAgent(t, nil)
+	dir := t.TempDir()
+	o := runOptions(t, dir, writeFile(t, dir, "in.jsonl", rows(3, "agent")), agent.URL)
+	if _, err := Run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(o.Paths.Output)
+	for _, input := range []string{filepath.Join(dir, "typo.jsonl"), writeFile(t, dir, "bad.jsonl", "{\n"), writeFile(t, dir, "other.jsonl", rows(1, "nobody"))} {
+		o.Materialize.InputPath = input
+		if _, err := Run(context.Background(), o); err == nil {
+			t.Fatalf("%s: no error", input)
+		}
+		after, _ := os.ReadFile(o.Paths.Output)
+		if string(after) != string(before) || len(readLines(t, o.Paths.Materialized)) != 3 {
+			t.Fatalf("%s: the previous run's files changed", input)
+		}
+	}
+}

@@ -18,9 +18,10 @@ import (
 // Prompt is a prompt config: NeMo Gym's `{user: str, system: str}` YAML,
 // whose templates use Python's str.format_map over a data row.
 type Prompt struct {
-	Path   string
-	System string // "" when the file has none
-	User   string
+	Path      string
+	System    string
+	HasSystem bool // an empty system template still gives a system message
+	User      string
 }
 
 // LoadPrompt reads a prompt config file.
@@ -40,13 +41,16 @@ func LoadPrompt(path string) (*Prompt, error) {
 	for _, e := range root.Entries {
 		switch e.Key {
 		case "user", "system":
+			if e.Key == "system" && e.Value.Kind == tree.Null {
+				continue
+			}
 			if e.Value.Kind != tree.String {
 				return nil, &InputError{Path: path, Line: e.Value.Origin.Line, Msg: fmt.Sprintf("%s must be a string template, got %s", e.Key, e.Value.Kind)}
 			}
 			if e.Key == "user" {
 				p.User = e.Value.Str
 			} else {
-				p.System = e.Value.Str
+				p.System, p.HasSystem = e.Value.Str, true
 			}
 		default:
 			return nil, &InputError{Path: path, Line: e.Value.Origin.Line, Msg: fmt.Sprintf("unknown key %q; a prompt config has only `user` and `system`", e.Key)}
@@ -68,7 +72,7 @@ func LoadPrompt(path string) (*Prompt, error) {
 // input renders the prompt for row as a Responses input list.
 func (p *Prompt) input(row gjson.Result) ([]byte, error) {
 	b := []byte{'['}
-	if p.System != "" {
+	if p.HasSystem {
 		s, err := formatMap(p.System, row)
 		if err != nil {
 			return nil, err

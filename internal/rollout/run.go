@@ -88,8 +88,22 @@ func Run(ctx context.Context, o RunOptions) (*RunResult, error) {
 	}
 
 	if !resume {
-		// In this order, a run killed part-way never leaves an old
-		// materialized file beside new results for --resume to trust.
+		// The new rollouts are materialized and their agents found before
+		// the old results go, so bad input never costs the last run's
+		// results; and in this order a run killed part-way never leaves an
+		// old materialized file beside new results for --resume to trust.
+		next := p.Materialized + ".next"
+		mo := o.Materialize
+		mo.OutputPath = next
+		stats, err := Materialize(ctx, mo)
+		res.Materialized = stats
+		if err == nil {
+			err = checkAgents(ctx, next, o.Collect.AgentURL)
+		}
+		if err != nil {
+			os.Remove(next)
+			return res, err
+		}
 		if err := os.Remove(p.Materialized); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return nil, err
 		}
@@ -98,13 +112,8 @@ func Run(ctx context.Context, o RunOptions) (*RunResult, error) {
 				return nil, err
 			}
 		}
-		mo := o.Materialize
-		mo.OutputPath = p.Materialized
-		stats, err := Materialize(ctx, mo)
-		res.Materialized = stats
-		if err != nil {
-			os.Remove(p.Materialized)
-			return res, err
+		if err := os.Rename(next, p.Materialized); err != nil {
+			return nil, err
 		}
 		fmt.Fprintf(o.Log, "Materialized %d rollouts of %d tasks from %d rows into %s\n", stats.Rollouts, stats.Tasks, stats.Rows, p.Materialized)
 	}
