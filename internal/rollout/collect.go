@@ -146,7 +146,7 @@ func Collect(ctx context.Context, o CollectOptions) (*Summary, error) {
 // checkAgents finds every agent the rollouts name before any runs: an
 // agent that does not exist (or servers that cannot be reached) would fail
 // every one of its rollouts the same way, so it is one error, up front,
-// naming the first row that uses it.
+// naming the first rollout that uses it.
 func checkAgents(ctx context.Context, materialized string, agentURL func(context.Context, string) (string, error)) error {
 	checked := map[string]bool{}
 	return eachRow(materialized, func(lr *lineReader, row gjson.Result) error {
@@ -156,7 +156,7 @@ func checkAgents(ctx context.Context, materialized string, agentURL func(context
 		}
 		checked[agent] = true
 		if _, err := agentURL(ctx, agent); err != nil {
-			return lr.errorf("agent %q: %v", agent, err)
+			return fmt.Errorf("agent %q, named by rollout %d (task %d) and maybe others: %w", agent, lr.line, row.Get(TaskIndexKey).Int(), err)
 		}
 		return nil
 	})

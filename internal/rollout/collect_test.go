@@ -204,8 +204,7 @@ func TestUnknownAgentFailsBeforeAnyRollout(t *testing.T) {
 	dir := t.TempDir()
 	o := runOptions(t, dir, writeFile(t, dir, "in.jsonl", rows(1, "agent")+rows(2, "nobody")), agent.URL)
 	_, err := Run(context.Background(), o)
-	var ie *InputError
-	if !errors.As(err, &ie) || ie.Line != 2 || !strings.Contains(err.Error(), `unknown agent "nobody"`) {
+	if err == nil || !strings.Contains(err.Error(), `agent "nobody", named by rollout 2 (task 1)`) || !strings.Contains(err.Error(), `unknown agent "nobody"`) {
 		t.Fatalf("got %v, want an error naming the agent and its first row", err)
 	}
 	if calls.Load() != 0 {
