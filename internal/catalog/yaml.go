@@ -77,30 +77,10 @@ func str(n *tree.Node) string {
 	return n.Str
 }
 
-// truthy is Python's truth value of the value OmegaConf holds.
-func truthy(n *tree.Node) bool {
-	if n == nil {
-		return false
-	}
-	switch n.Kind {
-	case tree.Bool:
-		return n.Bool
-	case tree.Int:
-		return n.Int != 0
-	case tree.Float:
-		return n.Float != 0
-	case tree.String:
-		return n.Str != ""
-	case tree.Map, tree.List:
-		return n.Len() > 0
-	}
-	return false
-}
-
 // text is NeMo Gym's `str(v) if v else None` for a config value: "" for a
 // falsy value, else Python's str() of it (so `domain: 7` reads "7").
 func text(n *tree.Node) string {
-	if !truthy(n) {
+	if !config.Truthy(n) {
 		return ""
 	}
 	return interp.PythonStr(n)

@@ -179,17 +179,20 @@ func TestFormatMap(t *testing.T) {
 	}
 }
 
-func TestPyStringRepr(t *testing.T) {
+func TestFormatMapRepr(t *testing.T) {
 	for in, want := range map[string]string{
-		"plain":     "'plain'",
-		"it's":      `"it's"`,
-		`both '"`:   `'both \'"'`,
-		"tab\there": `'tab\there'`,
-		"é":         "'é'",
-		"\x01":      `'\x01'`,
+		`"plain"`:               "'plain'",
+		`"it's"`:                `"it's"`,
+		`"both '\""`:            `'both \'"'`,
+		`"tab\there"`:           `'tab\there'`,
+		`"é"`:                   "'é'",
+		`"\u0001"`:              `'\x01'`,
+		`-0`:                    "0",
+		`{"k":[1.5,null,true]}`: "{'k': [1.5, None, True]}",
 	} {
-		if got := pyStringRepr(in); got != want {
-			t.Errorf("repr(%q) = %s, want %s", in, got, want)
+		got, err := formatMap("{v!r}", gjson.Parse(`{"v":`+in+`}`))
+		if err != nil || got != want {
+			t.Errorf("{v!r} of %s = %s, %v; want %s", in, got, err, want)
 		}
 	}
 }

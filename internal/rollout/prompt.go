@@ -5,11 +5,11 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 
+	"github.com/nemo-gym-go/gym/internal/config/interp"
 	"github.com/nemo-gym-go/gym/internal/config/pyyaml"
 	"github.com/nemo-gym-go/gym/internal/config/tree"
 	"github.com/nemo-gym-go/gym/internal/openai"
@@ -100,7 +100,7 @@ type missingFieldError struct {
 func (e *missingFieldError) Error() string {
 	quoted := make([]string, len(e.fields))
 	for i, f := range e.fields {
-		quoted[i] = pyRepr(gjson.Result{Type: gjson.String, Str: f})
+		quoted[i] = interp.PythonRepr(tree.NewString(f))
 	}
 	return fmt.Sprintf("Prompt template references field '%s' but the data row only has fields: [%s]", e.field, strings.Join(quoted, ", "))
 }
@@ -207,11 +207,11 @@ func replacement(field string, row gjson.Result) (string, error) {
 	var s string
 	switch conv {
 	case 's':
-		s = pyStr(v)
+		s = interp.PythonStr(pyValue(v))
 	case 'r':
-		s = pyRepr(v)
+		s = interp.PythonRepr(pyValue(v))
 	case 'a':
-		s = pyASCII(pyRepr(v))
+		s = pyASCII(interp.PythonRepr(pyValue(v)))
 	}
 	return applySpec(s, spec, field, conv == 's' && v.Type == gjson.Number)
 }
@@ -301,85 +301,41 @@ func isIntLiteral(raw string) bool {
 	return !strings.ContainsAny(raw, ".eE")
 }
 
-// pyStr is str() of the value json.loads gives for v.
-func pyStr(v gjson.Result) string {
-	if v.Type == gjson.String {
-		return v.Str
-	}
-	return pyRepr(v)
-}
-
-// pyRepr is repr() of the value json.loads gives for v.
-func pyRepr(v gjson.Result) string {
+// pyValue is the config tree of the value json.loads gives for v, so that
+// str() and repr() come from the one Python rendering gym has
+// (interp.PythonStr / PythonRepr). An integer beyond int64 becomes a float.
+func pyValue(v gjson.Result) *tree.Node {
 	switch {
 	case v.IsObject():
-		var parts []string
+		m := tree.NewMap()
 		v.ForEach(func(k, val gjson.Result) bool {
-			parts = append(parts, pyRepr(gjson.Result{Type: gjson.String, Str: k.Str})+": "+pyRepr(val))
+			m.Set(k.Str, pyValue(val))
 			return true
 		})
-		return "{" + strings.Join(parts, ", ") + "}"
+		return m
 	case v.IsArray():
-		var parts []string
+		l := tree.NewList()
 		for _, item := range v.Array() {
-			parts = append(parts, pyRepr(item))
+			l.Items = append(l.Items, pyValue(item))
 		}
-		return "[" + strings.Join(parts, ", ") + "]"
+		return l
 	}
 	switch v.Type {
 	case gjson.String:
-		return pyStringRepr(v.Str)
+		return tree.NewString(v.Str)
 	case gjson.Number:
 		if isIntLiteral(v.Raw) {
-			return strings.TrimPrefix(v.Raw, "+")
-		}
-		return tree.PythonFloatRepr(v.Num)
-	case gjson.True:
-		return "True"
-	case gjson.False:
-		return "False"
-	}
-	return "None"
-}
-
-// pyStringRepr quotes s as Python's repr does: single quotes unless s has
-// a single quote and no double one; printable characters kept, others
-// escaped.
-func pyStringRepr(s string) string {
-	quote := byte('\'')
-	if strings.IndexByte(s, '\'') >= 0 && strings.IndexByte(s, '"') < 0 {
-		quote = '"'
-	}
-	var b strings.Builder
-	b.WriteByte(quote)
-	for _, r := range s {
-		switch {
-		case r == rune(quote) || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case r > 0x7f && !unicode.IsPrint(r):
-			switch {
-			case r <= 0xff:
-				fmt.Fprintf(&b, `\x%02x`, r)
-			case r <= 0xffff:
-				fmt.Fprintf(&b, `\u%04x`, r)
-			default:
-				fmt.Fprintf(&b, `\U%08x`, r)
+			if i, err := strconv.ParseInt(v.Raw, 10, 64); err == nil {
+				return tree.NewInt(i)
 			}
-		default:
-			b.WriteRune(r)
 		}
+		return tree.NewFloat(v.Num)
+	case gjson.True:
+		return tree.NewBool(true)
+	case gjson.False:
+		return tree.NewBool(false)
 	}
-	b.WriteByte(quote)
-	return b.String()
+	return tree.NewNull()
 }
 
 // pyASCII is ascii(): repr with every non-ASCII character escaped.
