@@ -26,11 +26,6 @@ const RequestFailedClass = "rollout_request_failed"
 
 // CollectOptions are the inputs of the dispatch loop.
 type CollectOptions struct {
-	MaterializedPath string
-	OutputPath       string
-	FailuresPath     string
-	// Resume keeps the rollouts already in the output file.
-	Resume bool
 	// MaxAttempts is NEMO_GYM_MAX_ROLLOUT_ATTEMPTS: a rollout with that
 	// many failed attempts is not tried again.
 	MaxAttempts int
@@ -67,22 +62,22 @@ func (e *RequestFailuresError) Error() string {
 	return fmt.Sprintf("%d of %d rollouts failed to run (their rows and errors are in %s); run the same command with --resume to retry them", e.Failed, e.Dispatched, e.FailuresPath)
 }
 
-// Collect runs every materialized rollout that is not done yet through its
-// agent's /run and appends each result, as it completes, to the output
-// (successes) or the failures file. A rollout cut short by cancellation is
-// written nowhere, so --resume runs it again: every rollout ends up in the
-// output exactly once.
-func Collect(ctx context.Context, o CollectOptions) (*Summary, error) {
+// collect runs every materialized rollout that is not done yet through its
+// agent's /run (Run has found every agent first: checkAgents) and appends
+// each result, as it completes, to the output (successes) or the failures
+// file. A rollout cut short by cancellation is written nowhere, so --resume
+// runs it again: every rollout ends up in the output exactly once.
+func collect(ctx context.Context, p Paths, resume bool, o CollectOptions) (*Summary, error) {
 	st := &resumeState{done: map[key]struct{}{}, attempts: map[key]int{}, terminal: map[key]struct{}{}}
-	if o.Resume {
+	if resume {
 		var err error
-		if st, err = readResume(o.OutputPath, o.FailuresPath); err != nil {
+		if st, err = readResume(p.Output, p.Failures); err != nil {
 			return nil, err
 		}
 	}
 	sum := &Summary{}
 	maxed := func(k key) bool { return o.MaxAttempts > 0 && st.attempts[k] >= o.MaxAttempts }
-	err := eachRow(o.MaterializedPath, func(lr *lineReader, row gjson.Result) error {
+	err := eachRow(p.Materialized, func(lr *lineReader, row gjson.Result) error {
 		k, ok := rowKey(row)
 		if !ok {
 			return lr.errorf("a materialized row lacks %s or %s; materialize again without --resume", TaskIndexKey, RolloutIndexKey)
@@ -101,10 +96,7 @@ func Collect(ctx context.Context, o CollectOptions) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkAgents(ctx, o.MaterializedPath, o.AgentURL); err != nil {
-		return nil, err
-	}
-	if o.Resume && o.Log != nil {
+	if resume && o.Log != nil {
 		fmt.Fprintf(o.Log, "Resuming: %d rollouts materialized; %d already done; %d failed attempts before; %d failed for good; %d out of attempts (NEMO_GYM_MAX_ROLLOUT_ATTEMPTS=%d); %d to run.\n",
 			sum.Rollouts, sum.Cached, sumValues(st.attempts), sum.Terminal, sum.Maxed, o.MaxAttempts, sum.Rollouts-sum.Cached-sum.Terminal-sum.Maxed)
 		if st.repaired > 0 {
@@ -112,16 +104,16 @@ func Collect(ctx context.Context, o CollectOptions) (*Summary, error) {
 		}
 	}
 
-	out, err := openAppender(o.OutputPath)
+	out, err := openAppender(p.Output)
 	if err != nil {
 		return nil, err
 	}
-	fails, err := openAppender(o.FailuresPath)
+	fails, err := openAppender(p.Failures)
 	if err != nil {
 		out.Close()
 		return nil, err
 	}
-	c := &collector{o: o, out: out, fails: fails, sum: sum}
+	c := &collector{o: o, materialized: p.Materialized, out: out, fails: fails, sum: sum}
 	o.Progress.Start(sum.Rollouts-sum.Terminal-sum.Maxed, sum.Cached)
 	runErr := c.dispatch(ctx, st, maxed)
 	o.Progress.Finish()
@@ -138,7 +130,7 @@ func Collect(ctx context.Context, o CollectOptions) (*Summary, error) {
 		return sum, context.Cause(ctx)
 	}
 	if sum.RequestFailed > 0 {
-		return sum, &RequestFailuresError{Failed: sum.RequestFailed, Dispatched: sum.Dispatched, FailuresPath: o.FailuresPath}
+		return sum, &RequestFailuresError{Failed: sum.RequestFailed, Dispatched: sum.Dispatched, FailuresPath: p.Failures}
 	}
 	return sum, nil
 }
@@ -163,18 +155,19 @@ func checkAgents(ctx context.Context, materialized string, agentURL func(context
 }
 
 type collector struct {
-	o          CollectOptions
-	out, fails *appender
-	mu         sync.Mutex
-	sum        *Summary
-	writeErr   error
+	o            CollectOptions
+	materialized string
+	out, fails   *appender
+	mu           sync.Mutex
+	sum          *Summary
+	writeErr     error
 }
 
 func (c *collector) dispatch(ctx context.Context, st *resumeState, maxed func(key) bool) error {
 	conc := max(c.o.Concurrency, 1)
 	slots := make(chan struct{}, conc)
 	var wg sync.WaitGroup
-	err := eachRow(c.o.MaterializedPath, func(lr *lineReader, row gjson.Result) error {
+	err := eachRow(c.materialized, func(lr *lineReader, row gjson.Result) error {
 		k, _ := rowKey(row)
 		if has(st.done, k) || has(st.terminal, k) || maxed(k) {
 			return nil

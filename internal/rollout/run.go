@@ -46,7 +46,7 @@ type RunOptions struct {
 	// Materialize says how to build the rollouts; its OutputPath is set
 	// from Paths.
 	Materialize MaterializeOptions
-	// Collect says how to run them; its paths are set from Paths.
+	// Collect says how to run them.
 	Collect CollectOptions
 	// Resume asks to continue an earlier run of the same output.
 	Resume bool
@@ -118,9 +118,12 @@ func Run(ctx context.Context, o RunOptions) (*RunResult, error) {
 		fmt.Fprintf(o.Log, "Materialized %d rollouts of %d tasks from %d rows into %s\n", stats.Rollouts, stats.Tasks, stats.Rows, p.Materialized)
 	}
 
-	co := o.Collect
-	co.MaterializedPath, co.OutputPath, co.FailuresPath, co.Resume = p.Materialized, p.Output, p.Failures, resume
-	sum, collectErr := Collect(ctx, co)
+	if resume {
+		if err := checkAgents(ctx, p.Materialized, o.Collect.AgentURL); err != nil {
+			return res, err
+		}
+	}
+	sum, collectErr := collect(ctx, p, resume, o.Collect)
 	res.Summary = sum
 	var failures *RequestFailuresError
 	if collectErr != nil && !errors.As(collectErr, &failures) {
