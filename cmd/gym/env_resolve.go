@@ -54,18 +54,7 @@ values masked.`,
 
 func runResolve(ctx context.Context, opts *resolveOptions) error {
 	f := opts.f
-	roots, err := f.roots(opts.config.searchDirs)
-	if err != nil {
-		return err
-	}
-	tokens, warnings, err := opts.config.overrides(roots.Roots, opts.globals.verbose, opts.passthrough)
-	if err != nil {
-		return err
-	}
-	for _, w := range warnings {
-		fmt.Fprintln(f.IO.ErrOut, "Warning:", w)
-	}
-	res, err := config.Load(ctx, f.configEnv(roots), config.Request{Overrides: tokens})
+	res, _, err := f.loadConfig(ctx, &opts.config, opts.globals.verbose, nil, opts.passthrough, config.Request{})
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -46,7 +47,7 @@ its own stops the rest and exits 1.`,
 		},
 	}
 	opts.config.register(cmd.Flags())
-	cmd.Flags().DurationVar(&opts.grace, "shutdown-grace", 3*time.Second, "how long servers get to stop after SIGTERM before SIGKILL")
+	cmd.Flags().DurationVar(&opts.grace, "shutdown-grace", defaultShutdownGrace, "how long servers get to stop after SIGTERM before SIGKILL")
 	return cmd
 }
 
@@ -68,37 +69,13 @@ func newCmdEnvPrefetch(f *Factory, g *globalFlags) *cobra.Command {
 
 func runStart(ctx context.Context, opts *startOptions, prefetchOnly bool) error {
 	f := opts.f
-	roots, err := f.roots(opts.config.searchDirs)
+	res, roots, err := f.loadConfig(ctx, &opts.config, opts.globals.verbose, nil, opts.passthrough, config.Request{})
 	if err != nil {
 		return err
 	}
-	tokens, warnings, err := opts.config.overrides(roots.Roots, opts.globals.verbose, opts.passthrough)
+	lopts, err := f.launchOptions(res, roots, f.IO.Out, f.colorOutput(), opts.grace)
 	if err != nil {
 		return err
-	}
-	for _, w := range warnings {
-		fmt.Fprintln(f.IO.ErrOut, "Warning:", w)
-	}
-	res, err := config.Load(ctx, f.configEnv(roots), config.Request{Overrides: tokens})
-	if err != nil {
-		return err
-	}
-	self, err := f.Executable()
-	if err != nil {
-		return fmt.Errorf("cannot find the gym binary to run Go servers: %w", err)
-	}
-	lopts := launcher.Options{
-		Result:          res,
-		Roots:           roots.Roots,
-		Environ:         f.childEnviron(roots),
-		LookPath:        f.LookPath,
-		Self:            self,
-		Registered:      func(kind string) bool { _, ok := server.Lookup(kind); return ok },
-		RegisteredKinds: server.Kinds(),
-		Cwd:             roots.cwd,
-		Out:             f.IO.Out,
-		Color:           f.colorOutput(),
-		Grace:           opts.grace,
 	}
 	if prefetchOnly {
 		return launcher.Prefetch(ctx, lopts)
@@ -117,4 +94,29 @@ func runStart(ctx context.Context, opts *startOptions, prefetchOnly bool) error 
 		fmt.Fprintln(f.IO.Out, "Every server stopped.")
 	}
 	return err
+}
+
+// defaultShutdownGrace is how long servers get between SIGTERM and SIGKILL.
+const defaultShutdownGrace = 3 * time.Second
+
+// launchOptions are the launcher's inputs for a loaded config: servers'
+// lines go to out, Go servers run as this binary.
+func (f *Factory) launchOptions(res *config.Result, roots commandRoots, out io.Writer, color bool, grace time.Duration) (launcher.Options, error) {
+	self, err := f.Executable()
+	if err != nil {
+		return launcher.Options{}, fmt.Errorf("cannot find the gym binary to run Go servers: %w", err)
+	}
+	return launcher.Options{
+		Result:          res,
+		Roots:           roots.Roots,
+		Environ:         f.childEnviron(roots),
+		LookPath:        f.LookPath,
+		Self:            self,
+		Registered:      func(kind string) bool { _, ok := server.Lookup(kind); return ok },
+		RegisteredKinds: server.Kinds(),
+		Cwd:             roots.cwd,
+		Out:             out,
+		Color:           color,
+		Grace:           grace,
+	}, nil
 }

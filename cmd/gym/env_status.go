@@ -43,15 +43,7 @@ default) which servers it started, and check that each answers.`,
 
 func runStatus(ctx context.Context, opts *statusOptions) error {
 	f := opts.f
-	roots, err := f.roots(opts.config.searchDirs)
-	if err != nil {
-		return err
-	}
-	tokens, _, err := opts.config.overrides(roots.Roots, opts.globals.verbose, opts.passthrough)
-	if err != nil {
-		return err
-	}
-	res, err := config.Load(ctx, f.configEnv(roots), config.Request{Overrides: tokens, Offline: true})
+	res, _, err := f.loadConfig(ctx, &opts.config, opts.globals.verbose, nil, opts.passthrough, config.Request{Offline: true})
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -222,7 +223,7 @@ func runEvalRun(ctx context.Context, opts *runOptions) error {
 	if run.resume, err = s.boolean(keyResume); err != nil {
 		return err
 	}
-	if run.client, err = run.newClient(); err != nil {
+	if run.client, err = rolloutClient(f, s); err != nil {
 		return err
 	}
 	if opts.noServe {
@@ -269,25 +270,14 @@ func (r *evalRun) endToEnd(ctx context.Context, opts *runOptions, split string) 
 		}
 	}
 
-	self, err := f.Executable()
+	// Server lines go to stderr, plain: stdout carries the results.
+	lopts, err := f.launchOptions(r.res, r.roots, f.IO.ErrOut, false, defaultShutdownGrace)
 	if err != nil {
-		return fmt.Errorf("cannot find the gym binary to run Go servers: %w", err)
+		return err
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	l, err := launcher.Start(ctx, launcher.Options{
-		Result:          r.res,
-		Roots:           r.roots.Roots,
-		Environ:         f.childEnviron(r.roots),
-		LookPath:        f.LookPath,
-		Self:            self,
-		Registered:      func(kind string) bool { _, ok := server.Lookup(kind); return ok },
-		RegisteredKinds: server.Kinds(),
-		Cwd:             r.roots.cwd,
-		Out:             f.IO.ErrOut,
-		Color:           false,
-		Grace:           3 * time.Second,
-	})
+	l, err := launcher.Start(ctx, lopts)
 	if errors.Is(err, context.Canceled) {
 		fmt.Fprintln(f.IO.ErrOut, "Interrupted while starting the servers; every server stopped.")
 		return nil
@@ -423,12 +413,14 @@ func (r *evalRun) repeats() (rollout.Repeats, error) {
 	return rollout.Repeats{All: v}, nil
 }
 
-func (r *evalRun) newClient() (*server.Client, error) {
-	timeout, err := r.s.number(keyTimeout, defaultTimeout.Seconds())
+// rolloutClient is the client of agents' /run and /aggregate_metrics, with
+// the per-rollout timeout and retries the config sets.
+func rolloutClient(f *Factory, s settings) (*server.Client, error) {
+	timeout, err := s.number(keyTimeout, defaultTimeout.Seconds())
 	if err != nil {
 		return nil, err
 	}
-	retries, err := r.s.integer(keyMaxRetries, defaultMaxRetries)
+	retries, err := s.integer(keyMaxRetries, defaultMaxRetries)
 	if err != nil {
 		return nil, err
 	}
@@ -441,7 +433,7 @@ func (r *evalRun) newClient() (*server.Client, error) {
 	return server.NewClient(server.ClientOptions{
 		Timeout:    time.Duration(timeout * float64(time.Second)),
 		MaxRetries: retries,
-		Logger:     slog.New(slog.NewTextHandler(r.f.IO.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Logger:     slog.New(slog.NewTextHandler(f.IO.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}), nil
 }
 
@@ -510,16 +502,8 @@ func headAgentURLs(client *server.Client, res *config.Result) func(context.Conte
 
 // headURL is the head server's address from the head_server key.
 func headURL(res *config.Result) string {
-	host, port := "127.0.0.1", int64(11000)
-	if n, _ := res.Value("head_server"); n != nil && n.Kind == tree.Map {
-		if h := n.Get("host"); h != nil && h.Kind == tree.String && h.Str != "" {
-			host = h.Str
-		}
-		if p := n.Get("port"); p != nil && p.Kind == tree.Int {
-			port = p.Int
-		}
-	}
-	return "http://" + host + ":" + strconv.FormatInt(port, 10)
+	host, port := launcher.HeadAddress(res.Config)
+	return "http://" + net.JoinHostPort(host, strconv.Itoa(port))
 }
 
 // abs makes a path the user typed absolute against the working directory.

@@ -100,7 +100,7 @@ func runEvalAggregate(ctx context.Context, opts *aggregateOptions) error {
 	}
 	var agg rollout.Aggregator
 	if opts.servers {
-		client, err := (&evalRun{f: f, s: s}).newClient()
+		client, err := rolloutClient(f, s)
 		if err != nil {
 			return err
 		}

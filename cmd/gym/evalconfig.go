@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -19,26 +18,6 @@ policy_api_key: ""
 policy_model_name: ""
 policy_model: {responses_api_models: {dummy_model: {entrypoint: app.py}}}
 `
-
-// loadConfig resolves the search roots, translates the shared flags plus
-// a command's own tokens (which come before the user's, as NeMo Gym
-// prepends flag tokens) and loads the config.
-func (f *Factory) loadConfig(ctx context.Context, flags *configFlags, verbose bool, own, passthrough []string, req config.Request) (*config.Result, commandRoots, error) {
-	roots, err := f.roots(flags.searchDirs)
-	if err != nil {
-		return nil, roots, err
-	}
-	tokens, warnings, err := flags.overrides(roots.Roots, verbose, append(own, passthrough...))
-	if err != nil {
-		return nil, roots, err
-	}
-	for _, w := range warnings {
-		fmt.Fprintln(f.IO.ErrOut, "Warning:", w)
-	}
-	req.Overrides = tokens
-	res, err := config.Load(ctx, f.configEnv(roots), req)
-	return res, roots, err
-}
 
 func dummyPolicy() *tree.Node {
 	seed, err := pyyaml.Load([]byte(dummyPolicySeed), "<dummy policy>")

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -137,4 +139,24 @@ func (f *Factory) childEnviron(r commandRoots) []string {
 		env = append(env, "NEMO_GYM_EXTRA_ROOTS="+extraRoots)
 	}
 	return append(env, installRootEnv+"="+installRoot)
+}
+
+// loadConfig resolves the search roots, translates the shared flags plus
+// a command's own tokens (which come before the user's, as NeMo Gym
+// prepends flag tokens) and loads the config.
+func (f *Factory) loadConfig(ctx context.Context, flags *configFlags, verbose bool, own, passthrough []string, req config.Request) (*config.Result, commandRoots, error) {
+	roots, err := f.roots(flags.searchDirs)
+	if err != nil {
+		return nil, roots, err
+	}
+	tokens, warnings, err := flags.overrides(roots.Roots, verbose, append(own, passthrough...))
+	if err != nil {
+		return nil, roots, err
+	}
+	for _, w := range warnings {
+		fmt.Fprintln(f.IO.ErrOut, "Warning:", w)
+	}
+	req.Overrides = tokens
+	res, err := config.Load(ctx, f.configEnv(roots), req)
+	return res, roots, err
 }

@@ -119,7 +119,7 @@ func Start(ctx context.Context, opts Options) (*Launch, error) {
 		return nil, fmt.Errorf("the config is %d bytes as YAML, more than the %d bytes one environment variable can hold; trim unused blocks from it", len(yaml), ConfigYAMLSizeLimit)
 	}
 	l := &Launch{opts: opts, out: &syncWriter{w: opts.Out}, crashed: make(chan *child, len(specs)), stopping: make(chan struct{})}
-	headHost, headPort := headAddress(res.Config)
+	headHost, headPort := HeadAddress(res.Config)
 	if l.head, err = startHead(headHost, headPort, yaml); err != nil {
 		return nil, err
 	}
@@ -162,7 +162,9 @@ func Start(ctx context.Context, opts Options) (*Launch, error) {
 	return l, nil
 }
 
-func headAddress(cfg *tree.Node) (string, int) {
+// HeadAddress is where the config puts the head server: head_server.host
+// and .port, NeMo Gym's 127.0.0.1:11000 by default.
+func HeadAddress(cfg *tree.Node) (string, int) {
 	hs := cfg.Get("head_server")
 	host, port := "127.0.0.1", 11000
 	if h := stringField(hs, "host"); h != "" {

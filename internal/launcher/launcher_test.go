@@ -186,7 +186,7 @@ func TestStartReadyHeadServerAndCleanStop(t *testing.T) {
 		}
 	}
 
-	host, port := headAddress(opts.Result.Config)
+	host, port := HeadAddress(opts.Result.Config)
 	base := "http://" + host + ":" + strconv.Itoa(port)
 	var yamlText string
 	getJSON(t, base+"/global_config_dict_yaml", &yamlText)

@@ -28,7 +28,7 @@ const (
 // Status asks the head server named by the config which servers run, and
 // checks each one's GET /.
 func Status(ctx context.Context, res *config.Result, now time.Time) ([]InstanceInfo, error) {
-	host, port := headAddress(res.Config)
+	host, port := HeadAddress(res.Config)
 	url := "http://" + net.JoinHostPort(dialHost(host), strconv.Itoa(port)) + "/server_instances"
 	client := &http.Client{Timeout: 5 * time.Second}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
