@@ -68,7 +68,7 @@ func (e *RequestFailuresError) Error() string {
 // file. A rollout cut short by cancellation is written nowhere, so --resume
 // runs it again: every rollout ends up in the output exactly once.
 func collect(ctx context.Context, p Paths, resume bool, o CollectOptions) (*Summary, error) {
-	st := &resumeState{done: map[key]struct{}{}, attempts: map[key]int{}, terminal: map[key]struct{}{}}
+	st := newResumeState()
 	if resume {
 		var err error
 		if st, err = readResume(p.Output, p.Failures); err != nil {
@@ -76,19 +76,18 @@ func collect(ctx context.Context, p Paths, resume bool, o CollectOptions) (*Summ
 		}
 	}
 	sum := &Summary{}
-	maxed := func(k key) bool { return o.MaxAttempts > 0 && st.attempts[k] >= o.MaxAttempts }
 	err := eachRow(p.Materialized, func(lr *lineReader, row gjson.Result) error {
 		k, ok := rowKey(row)
 		if !ok {
 			return lr.errorf("a materialized row lacks %s or %s; materialize again without --resume", TaskIndexKey, RolloutIndexKey)
 		}
 		sum.Rollouts++
-		switch {
-		case has(st.done, k):
+		switch st.standing(k, o.MaxAttempts) {
+		case standingDone:
 			sum.Cached++
-		case has(st.terminal, k):
+		case standingTerminal:
 			sum.Terminal++
-		case maxed(k):
+		case standingMaxed:
 			sum.Maxed++
 		}
 		return nil
@@ -115,7 +114,7 @@ func collect(ctx context.Context, p Paths, resume bool, o CollectOptions) (*Summ
 	}
 	c := &collector{o: o, materialized: p.Materialized, out: out, fails: fails, sum: sum}
 	o.Progress.Start(sum.Rollouts-sum.Terminal-sum.Maxed, sum.Cached)
-	runErr := c.dispatch(ctx, st, maxed)
+	runErr := c.dispatch(ctx, st)
 	o.Progress.Finish()
 	if err := errors.Join(out.Close(), fails.Close()); err != nil {
 		return sum, err
@@ -163,13 +162,13 @@ type collector struct {
 	writeErr     error
 }
 
-func (c *collector) dispatch(ctx context.Context, st *resumeState, maxed func(key) bool) error {
+func (c *collector) dispatch(ctx context.Context, st *resumeState) error {
 	conc := max(c.o.Concurrency, 1)
 	slots := make(chan struct{}, conc)
 	var wg sync.WaitGroup
 	err := eachRow(c.materialized, func(lr *lineReader, row gjson.Result) error {
 		k, _ := rowKey(row)
-		if has(st.done, k) || has(st.terminal, k) || maxed(k) {
+		if st.standing(k, c.o.MaxAttempts) != standingToRun {
 			return nil
 		}
 		select {
@@ -313,11 +312,6 @@ func requestFailure(body []byte, cause error) ([]byte, error) {
 		return nil, err
 	}
 	return sjson.SetRawBytes(out, "_ng_failure_error", openai.AppendJSONString(nil, cause.Error()))
-}
-
-func has(m map[key]struct{}, k key) bool {
-	_, ok := m[k]
-	return ok
 }
 
 func sumValues(m map[key]int) int {

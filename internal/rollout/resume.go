@@ -34,12 +34,39 @@ type resumeState struct {
 	repaired int64
 }
 
+func newResumeState() *resumeState {
+	return &resumeState{done: map[key]struct{}{}, attempts: map[key]int{}, terminal: map[key]struct{}{}}
+}
+
+// standing is where a rollout stands after the earlier runs.
+type standing int
+
+const (
+	standingToRun standing = iota
+	standingDone
+	standingTerminal // failed for good
+	standingMaxed    // out of attempts
+)
+
+func (st *resumeState) standing(k key, maxAttempts int) standing {
+	if _, ok := st.done[k]; ok {
+		return standingDone
+	}
+	if _, ok := st.terminal[k]; ok {
+		return standingTerminal
+	}
+	if maxAttempts > 0 && st.attempts[k] >= maxAttempts {
+		return standingMaxed
+	}
+	return standingToRun
+}
+
 // readResume reads the output and failures files of an earlier run, first
 // cutting off a line torn by a kill. A malformed complete line is an error
 // naming it: the files are the run's results, and guessing past damage
 // could run a rollout twice or lose one.
 func readResume(outputPath, failuresPath string) (*resumeState, error) {
-	st := &resumeState{done: map[key]struct{}{}, attempts: map[key]int{}, terminal: map[key]struct{}{}}
+	st := newResumeState()
 	for _, p := range []string{outputPath, failuresPath} {
 		n, err := repairTail(p)
 		if err != nil {
