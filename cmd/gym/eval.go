@@ -263,7 +263,7 @@ func (r *evalRun) endToEnd(ctx context.Context, opts *runOptions, split string) 
 		fmt.Fprintf(f.IO.ErrOut, "Reusing the collated data in %s (%s=true)\n", collated, keyReuseCollation)
 	} else {
 		fmt.Fprintf(f.IO.ErrOut, "Collating the %s datasets into %s\n", split, collated)
-		if _, err := rollout.Collate(ctx, rollout.CollateOptions{
+		if err := rollout.Collate(ctx, rollout.CollateOptions{
 			Datasets: datasets, Split: split, OutputPath: collated, Resolve: r.roots.find,
 		}); err != nil {
 			return err

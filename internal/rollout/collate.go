@@ -125,7 +125,7 @@ func (e *MissingDataError) Error() string {
 // preparation does: every dataset of that type, in config order, each row
 // repeated num_repeats times (aabbcc), a benchmark's prompt applied, and
 // agent_ref naming the agent that owns the dataset.
-func Collate(ctx context.Context, o CollateOptions) (rows int, err error) {
+func Collate(ctx context.Context, o CollateOptions) error {
 	var chosen []Dataset
 	var types []string
 	for _, d := range o.Datasets {
@@ -136,7 +136,7 @@ func Collate(ctx context.Context, o CollateOptions) (rows int, err error) {
 		}
 	}
 	if len(chosen) == 0 {
-		return 0, fmt.Errorf("no dataset of type %q in the config (the agents' datasets have types %s); pick another --split or add a dataset", o.Split, listOrNone(types))
+		return fmt.Errorf("no dataset of type %q in the config (the agents' datasets have types %s); pick another --split or add a dataset", o.Split, listOrNone(types))
 	}
 	type source struct {
 		d      Dataset
@@ -147,24 +147,25 @@ func Collate(ctx context.Context, o CollateOptions) (rows int, err error) {
 	for _, d := range chosen {
 		p := o.Resolve(d.JSONLPath)
 		if p == "" {
-			return 0, &MissingDataError{Dataset: d}
+			return &MissingDataError{Dataset: d}
 		}
 		s := source{d: d, path: p}
 		if d.PromptConfig != "" && d.Type == "benchmark" {
 			pp := o.Resolve(d.PromptConfig)
 			if pp == "" {
-				return 0, fmt.Errorf("dataset %q of agent %s: prompt_config %s not found in any search root", d.Name, d.Agent, d.PromptConfig)
+				return fmt.Errorf("dataset %q of agent %s: prompt_config %s not found in any search root", d.Name, d.Agent, d.PromptConfig)
 			}
+			var err error
 			if s.prompt, err = LoadPrompt(pp); err != nil {
-				return 0, err
+				return err
 			}
 		}
 		sources = append(sources, s)
 	}
 	if err := os.MkdirAll(filepath.Dir(o.OutputPath), 0o755); err != nil {
-		return 0, err
+		return err
 	}
-	err = writeFileAtomic(o.OutputPath, func(w io.Writer) error {
+	return writeFileAtomic(o.OutputPath, func(w io.Writer) error {
 		for _, s := range sources {
 			ref := []byte(`{"type":"responses_api_agents","name":`)
 			ref = append(openai.AppendJSONString(ref, s.d.Agent), '}')
@@ -173,7 +174,7 @@ func Collate(ctx context.Context, o CollateOptions) (rows int, err error) {
 				return err
 			}
 			lr := newLineReader(f, s.path)
-			err = collateFile(ctx, lr, s.prompt, ref, s.d.NumRepeats, w, &rows)
+			err = collateFile(ctx, lr, s.prompt, ref, s.d.NumRepeats, w)
 			f.Close()
 			if err != nil {
 				return err
@@ -181,10 +182,9 @@ func Collate(ctx context.Context, o CollateOptions) (rows int, err error) {
 		}
 		return nil
 	})
-	return rows, err
 }
 
-func collateFile(ctx context.Context, lr *lineReader, prompt *Prompt, ref []byte, repeats int, w io.Writer, rows *int) error {
+func collateFile(ctx context.Context, lr *lineReader, prompt *Prompt, ref []byte, repeats int, w io.Writer) error {
 	var buf bytes.Buffer
 	for {
 		if err := ctx.Err(); err != nil {
@@ -207,22 +207,11 @@ func collateFile(ctx context.Context, lr *lineReader, prompt *Prompt, ref []byte
 		row := bytes.Clone(raw)
 		if prompt != nil {
 			parsed := gjson.ParseBytes(raw)
-			if in := parsed.Get(ParamsKey + ".input"); in.Exists() && nonEmpty(in) {
+			if hasInput(parsed) {
 				return lr.errorf("the row already has a non-empty %s.input, and the dataset's prompt_config (%s) would replace it", ParamsKey, prompt.Path)
 			}
-			input, err := prompt.input(parsed)
-			if err != nil {
+			if row, err = prompt.apply(row, parsed); err != nil {
 				return lr.errorf("%v", err)
-			}
-			params := []byte("{}")
-			if p := parsed.Get(ParamsKey); p.IsObject() {
-				params = []byte(p.Raw)
-			}
-			if params, err = sjson.SetRawBytes(params, "input", input); err != nil {
-				return err
-			}
-			if row, err = sjson.SetRawBytes(row, ParamsKey, params); err != nil {
-				return err
 			}
 		}
 		row, err = sjson.SetRawBytes(row, AgentRefKey, ref)
@@ -238,7 +227,6 @@ func collateFile(ctx context.Context, lr *lineReader, prompt *Prompt, ref []byte
 			if _, err := w.Write(buf.Bytes()); err != nil {
 				return err
 			}
-			*rows++
 		}
 	}
 }

@@ -163,23 +163,11 @@ func (m *materializer) row(lr *lineReader, line []byte, w io.Writer) error {
 	var err error
 
 	if p := m.o.Prompt; p != nil {
-		if in := parsed.Get(ParamsKey + ".input"); in.Exists() && nonEmpty(in) {
+		if hasInput(parsed) {
 			m.prebaked = append(m.prebaked, index)
 		} else {
-			input, err := p.input(parsed)
-			if err != nil {
+			if row, err = p.apply(row, parsed); err != nil {
 				return lr.errorf("%v", err)
-			}
-			params := parsed.Get(ParamsKey)
-			obj := []byte("{}")
-			if params.IsObject() {
-				obj = []byte(params.Raw)
-			}
-			if obj, err = sjson.SetRawBytes(obj, "input", input); err != nil {
-				return err
-			}
-			if row, err = sjson.SetRawBytes(row, ParamsKey, obj); err != nil {
-				return err
 			}
 		}
 	}

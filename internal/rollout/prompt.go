@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
 
 	"github.com/nemo-gym-go/gym/internal/config/interp"
 	"github.com/nemo-gym-go/gym/internal/config/pyyaml"
@@ -67,6 +68,31 @@ func LoadPrompt(path string) (*Prompt, error) {
 		}
 	}
 	return p, nil
+}
+
+// hasInput reports whether a row already has a non-empty
+// responses_create_params.input, which a prompt config must not replace.
+func hasInput(row gjson.Result) bool {
+	in := row.Get(ParamsKey + ".input")
+	return in.Exists() && nonEmpty(in)
+}
+
+// apply sets row's responses_create_params.input to the prompt rendered
+// from parsed (row's parsed form), keeping the other params (an absent
+// object becomes one).
+func (p *Prompt) apply(row []byte, parsed gjson.Result) ([]byte, error) {
+	input, err := p.input(parsed)
+	if err != nil {
+		return nil, err
+	}
+	params := []byte("{}")
+	if v := parsed.Get(ParamsKey); v.IsObject() {
+		params = []byte(v.Raw)
+	}
+	if params, err = sjson.SetRawBytes(params, "input", input); err != nil {
+		return nil, err
+	}
+	return sjson.SetRawBytes(row, ParamsKey, params)
 }
 
 // input renders the prompt for row as a Responses input list.
