@@ -14,14 +14,15 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
-	"github.com/nemo-gym-go/gym/internal/resources"
 	"github.com/tidwall/gjson"
+
+	"github.com/nemo-gym-go/gym/internal/jsonl"
+	"github.com/nemo-gym-go/gym/internal/resources"
+	"github.com/nemo-gym-go/gym/internal/rollout"
 )
 
 // Options are the inputs of one profile.
@@ -127,10 +128,10 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	}
 
 	s := summarize(tasks, len(rows), prof.Len())
-	dir, stem := filepath.Dir(o.RolloutsPath), pathStem(filepath.Base(o.RolloutsPath))
-	s.RewardProfilingPath = filepath.Join(dir, stem+"_reward_profiling.jsonl")
-	s.AgentMetricsPath = filepath.Join(dir, stem+"_agent_metrics.json")
-	err = writeDurably(s.RewardProfilingPath, func(w *bufio.Writer) error {
+	stem := rollout.Stem(o.RolloutsPath)
+	s.RewardProfilingPath = stem + "_reward_profiling.jsonl"
+	s.AgentMetricsPath = stem + "_agent_metrics.json"
+	err = jsonl.WriteFileAtomic(s.RewardProfilingPath, func(w *bufio.Writer) error {
 		return prof.Groups(func(g *resources.Metrics) error {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -146,7 +147,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = writeDurably(s.AgentMetricsPath, func(w *bufio.Writer) error {
+	err = jsonl.WriteFileAtomic(s.AgentMetricsPath, func(w *bufio.Writer) error {
 		w.WriteByte('[')
 		for i, m := range prof.Agents() {
 			if i > 0 {
@@ -201,9 +202,9 @@ func readInputs(ctx context.Context, r io.Reader, path string) (map[key]*inputRo
 			return nil, nil, err
 		}
 		if prev, ok := rows[k]; ok {
-			return nil, nil, duplicateError("materialized input", k, path, prev.line, lr.line)
+			return nil, nil, duplicateError("materialized input", k, path, prev.line, lr.Line)
 		}
-		row := &inputRow{line: lr.line, off: lr.off, n: len(line)}
+		row := &inputRow{line: lr.Line, off: lr.Start, n: len(line)}
 		// A row that gets no rollout needs no agent, as in NeMo Gym, so a
 		// missing one is reported only when a rollout pairs with it.
 		if name := m.agentRef.Get("name"); name.Type == gjson.String {
@@ -260,18 +261,18 @@ func readRollouts(ctx context.Context, path, inputsPath string, rows map[key]*in
 		row := rows[k]
 		if row == nil {
 			if prev, ok := extra[k]; ok {
-				return duplicateError("rollout", k, path, prev, lr.line)
+				return duplicateError("rollout", k, path, prev, lr.Line)
 			}
-			extra[k] = lr.line
+			extra[k] = lr.Line
 			if firstExtra == 0 {
-				firstExtra = lr.line
+				firstExtra = lr.Line
 			}
 			continue
 		}
 		if row.rolloutLine != 0 {
-			return duplicateError("rollout", k, path, row.rolloutLine, lr.line)
+			return duplicateError("rollout", k, path, row.rolloutLine, lr.Line)
 		}
-		row.rolloutLine = lr.line
+		row.rolloutLine = lr.Line
 		if row.agent == "" {
 			return &Error{Kind: BadRow, Path: inputsPath, Line: row.line, Msg: fmt.Sprintf(
 				"Invalid row in '%s' at line %d: agent_ref.name must be a non-empty string (the row of rollout key %v)",
@@ -405,98 +406,21 @@ func readSample(f io.ReaderAt, path string, row *inputRow) (json.RawMessage, err
 	return b.Bytes(), nil
 }
 
-// pathStem is pathlib's Path.stem: the name without its last suffix, where
-// a leading or trailing dot does not start one.
-func pathStem(name string) string {
-	if i := strings.LastIndexByte(name, '.'); i > 0 && i < len(name)-1 {
-		return name[:i]
-	}
-	return name
-}
-
-// writeDurably replaces path with what write produces, so that a crash
-// leaves either the old file or the whole new one, never a torn one.
-func writeDurably(path string, write func(*bufio.Writer) error) (err error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	w := bufio.NewWriterSize(f, 256<<10)
-	if err = write(w); err != nil {
-		return err
-	}
-	if err = w.Flush(); err != nil {
-		return err
-	}
-	// CreateTemp makes the file private; outputs are ordinary files.
-	if err = f.Chmod(0o644); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(f.Name(), path); err != nil {
-		return err
-	}
-	// The rename is durable once the directory is synced. Some file
-	// systems refuse to sync a directory; the data itself is already safe.
-	if d, derr := os.Open(dir); derr == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
-}
-
-// lineReader reads a JSONL file a line at a time, whatever the line length,
-// numbering lines from 1 and tracking where each starts.
-type lineReader struct {
-	r          *bufio.Reader
-	path       string
-	line       int
-	off, after int64
-	buf        []byte
-}
+// lineReader reads the rows profiling needs; its errors name the line.
+type lineReader struct{ *jsonl.Reader }
 
 func newLineReader(r io.Reader, path string) *lineReader {
-	return &lineReader{r: bufio.NewReaderSize(r, 256<<10), path: path}
+	return &lineReader{jsonl.NewReader(r, path)}
 }
 
-// next returns the next line, newline included, valid until the next call,
-// and io.EOF after the last line.
+// next is Next, checking for cancellation every 4096 lines.
 func (lr *lineReader) next(ctx context.Context) ([]byte, error) {
-	if lr.line%4096 == 0 {
+	if lr.Line%4096 == 0 {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 	}
-	lr.buf = lr.buf[:0]
-	for {
-		chunk, err := lr.r.ReadSlice('\n')
-		lr.buf = append(lr.buf, chunk...)
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		if err != nil && err != io.EOF {
-			return nil, fmt.Errorf("reading '%s': %w", lr.path, err)
-		}
-		if len(lr.buf) == 0 {
-			return nil, io.EOF
-		}
-		lr.line++
-		lr.off = lr.after
-		lr.after += int64(len(lr.buf))
-		return lr.buf, nil
-	}
+	return lr.Next()
 }
 
 // members are the top-level fields a row is profiled by.
@@ -507,8 +431,8 @@ type members struct{ task, rollout, agentRef, response gjson.Result }
 func (lr *lineReader) object(line []byte) (members, error) {
 	var m members
 	if len(bytes.Trim(line, " \t\r\n")) == 0 {
-		return m, &Error{Kind: BadRow, Path: lr.path, Line: lr.line, Msg: fmt.Sprintf(
-			"Malformed JSON in '%s' at line %d: the line is blank", lr.path, lr.line)}
+		return m, &Error{Kind: BadRow, Path: lr.Path, Line: lr.Line, Msg: fmt.Sprintf(
+			"Malformed JSON in '%s' at line %d: the line is blank", lr.Path, lr.Line)}
 	}
 	if !gjson.ValidBytes(line) {
 		reason := "invalid JSON"
@@ -516,8 +440,8 @@ func (lr *lineReader) object(line []byte) (members, error) {
 		if err := json.Unmarshal(bytes.TrimRight(line, "\r\n"), &v); err != nil {
 			reason = err.Error()
 		}
-		return m, &Error{Kind: BadRow, Path: lr.path, Line: lr.line, Msg: fmt.Sprintf(
-			"Malformed JSON in '%s' at line %d: %s: %s", lr.path, lr.line, reason, excerpt(line))}
+		return m, &Error{Kind: BadRow, Path: lr.Path, Line: lr.Line, Msg: fmt.Sprintf(
+			"Malformed JSON in '%s' at line %d: %s: %s", lr.Path, lr.Line, reason, jsonl.Excerpt(line))}
 	}
 	res := gjson.ParseBytes(line)
 	if !res.IsObject() {
@@ -560,37 +484,14 @@ func (lr *lineReader) index(v gjson.Result, name string, line []byte) (int64, er
 }
 
 func (lr *lineReader) rowError(line []byte, problem string) error {
-	return &Error{Kind: BadRow, Path: lr.path, Line: lr.line, Msg: fmt.Sprintf(
-		"Invalid row in '%s' at line %d: %s: %s", lr.path, lr.line, problem, excerpt(line))}
-}
-
-// excerpt is the start of a bad line, quoted: it may hold anything.
-func excerpt(line []byte) string {
-	head, cut := cutAt(string(bytes.TrimRight(line, "\r\n")))
-	if cut {
-		return strconv.Quote(head) + "…"
-	}
-	return strconv.Quote(head)
+	return &Error{Kind: BadRow, Path: lr.Path, Line: lr.Line, Msg: fmt.Sprintf(
+		"Invalid row in '%s' at line %d: %s: %s", lr.Path, lr.Line, problem, jsonl.Excerpt(line))}
 }
 
 // clip shortens a value for an error message.
 func clip(s string) string {
-	if head, cut := cutAt(s); cut {
+	if head, cut := jsonl.Clip(s); cut {
 		return head + "…"
 	}
 	return s
-}
-
-// cutAt returns the first 80 bytes of s or a little less, on a character
-// boundary, and whether that cut anything off.
-func cutAt(s string) (string, bool) {
-	const n = 80
-	if len(s) <= n {
-		return s, false
-	}
-	i := n
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i], true
 }

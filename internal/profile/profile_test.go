@@ -340,21 +340,6 @@ func TestRunCancelled(t *testing.T) {
 	}
 }
 
-func TestOutputNames(t *testing.T) {
-	for name, stem := range map[string]string{
-		"rollouts.jsonl":     "rollouts",
-		"a.b.jsonl":          "a.b",
-		"rollouts.jsonl.bak": "rollouts.jsonl",
-		"noext":              "noext",
-		".hidden":            ".hidden",
-		"trailing.":          "trailing.",
-	} {
-		if got := pathStem(name); got != stem {
-			t.Errorf("pathStem(%q) = %q, want %q", name, got, stem)
-		}
-	}
-}
-
 // TestSampleKeepsValues: the sample is the row as written, compacted,
 // without its indices wherever they sit, a repeated key in its first place
 // with its last value.

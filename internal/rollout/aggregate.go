@@ -17,6 +17,7 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
+	"github.com/nemo-gym-go/gym/internal/jsonl"
 	"github.com/nemo-gym-go/gym/internal/openai"
 	"github.com/nemo-gym-go/gym/internal/server"
 )
@@ -136,7 +137,7 @@ func ReadMetricsRows(paths ...string) (*MetricsRows, error) {
 				return lr.errorf("the rollout has no %s.name, so its agent's metrics cannot be computed", AgentRefKey)
 			}
 			k, _ := rowKey(row)
-			m.agents[agent.Str] = append(m.agents[agent.Str], rowRef{k, i, lr.start, lr.size})
+			m.agents[agent.Str] = append(m.agents[agent.Str], rowRef{k, i, lr.Start, lr.Size})
 			return nil
 		})
 		if err != nil {
@@ -276,7 +277,7 @@ func WriteAggregateMetrics(ctx context.Context, rows *MetricsRows, agg Aggregato
 		metrics = append(metrics, am)
 	}
 	doc := io.MultiReader(append(append([]io.Reader{strings.NewReader("[")}, parts...), strings.NewReader("]"))...)
-	if err := writeFileAtomic(path, func(w io.Writer) error { return indentStream(w, doc, "  ") }); err != nil {
+	if err := jsonl.WriteFileAtomic(path, func(w *bufio.Writer) error { return indentStream(w, doc, "  ") }); err != nil {
 		return nil, err
 	}
 	for _, m := range metrics {
@@ -359,7 +360,7 @@ func MergeShards(paths []string, output string) (int, error) {
 			if !ok {
 				return lr.errorf("the rollout has no %s and %s to sort it by", TaskIndexKey, RolloutIndexKey)
 			}
-			refs = append(refs, rowRef{k, i, lr.start, lr.size})
+			refs = append(refs, rowRef{k, i, lr.Start, lr.Size})
 			return nil
 		})
 		if err != nil {
@@ -374,7 +375,7 @@ func MergeShards(paths []string, output string) (int, error) {
 	defer rr.Close()
 	var buf bytes.Buffer
 	var line []byte
-	return len(refs), writeFileAtomic(output, func(w io.Writer) error {
+	return len(refs), jsonl.WriteFileAtomic(output, func(w *bufio.Writer) error {
 		for _, r := range refs {
 			line, err = rr.read(r, line)
 			if err != nil {

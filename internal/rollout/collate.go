@@ -1,6 +1,7 @@
 package rollout
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -15,6 +16,7 @@ import (
 	"github.com/tidwall/sjson"
 
 	"github.com/nemo-gym-go/gym/internal/config/tree"
+	"github.com/nemo-gym-go/gym/internal/jsonl"
 	"github.com/nemo-gym-go/gym/internal/openai"
 )
 
@@ -165,7 +167,7 @@ func Collate(ctx context.Context, o CollateOptions) error {
 	if err := os.MkdirAll(filepath.Dir(o.OutputPath), 0o755); err != nil {
 		return err
 	}
-	return writeFileAtomic(o.OutputPath, func(w io.Writer) error {
+	return jsonl.WriteFileAtomic(o.OutputPath, func(w *bufio.Writer) error {
 		for _, s := range sources {
 			ref := []byte(`{"type":"responses_api_agents","name":`)
 			ref = append(openai.AppendJSONString(ref, s.d.Agent), '}')
@@ -190,7 +192,7 @@ func collateFile(ctx context.Context, lr *lineReader, prompt *Prompt, ref []byte
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		line, err := lr.next()
+		line, err := lr.Next()
 		if err == io.EOF {
 			return nil
 		}
@@ -202,7 +204,7 @@ func collateFile(ctx context.Context, lr *lineReader, prompt *Prompt, ref []byte
 			continue
 		}
 		if !gjson.ValidBytes(raw) || !gjson.ParseBytes(raw).IsObject() {
-			return lr.errorf("Malformed JSON in '%s' at line %d: %s", lr.path, lr.line, jsonError(raw))
+			return lr.errorf("Malformed JSON in '%s' at line %d: %s", lr.Path, lr.Line, jsonError(raw))
 		}
 		row := bytes.Clone(raw)
 		if prompt != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
+	"github.com/nemo-gym-go/gym/internal/jsonl"
 	"github.com/nemo-gym-go/gym/internal/openai"
 	"github.com/nemo-gym-go/gym/internal/progress"
 	"github.com/nemo-gym-go/gym/internal/server"
@@ -147,7 +148,7 @@ func checkAgents(ctx context.Context, materialized string, agentURL func(context
 		}
 		checked[agent] = true
 		if _, err := agentURL(ctx, agent); err != nil {
-			return fmt.Errorf("agent %q, named by rollout %d (task %d) and maybe others: %w", agent, lr.line, row.Get(TaskIndexKey).Int(), err)
+			return fmt.Errorf("agent %q, named by rollout %d (task %d) and maybe others: %w", agent, lr.Line, row.Get(TaskIndexKey).Int(), err)
 		}
 		return nil
 	})
@@ -285,7 +286,7 @@ func stamp(result []byte, row gjson.Result) ([]byte, error) {
 	}
 	out := buf.Bytes()
 	if !gjson.ParseBytes(out).IsObject() {
-		return nil, fmt.Errorf("got %s", excerpt(out))
+		return nil, fmt.Errorf("got %s", jsonl.Excerpt(out))
 	}
 	var err error
 	for _, k := range []string{TaskIndexKey, RolloutIndexKey, AgentRefKey, SkillsRefKey, AttemptIndexKey, RolloutIDKey} {

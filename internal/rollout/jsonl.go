@@ -1,15 +1,15 @@
 package rollout
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/nemo-gym-go/gym/internal/jsonl"
 )
 
 // InputError is bad input data: a file that is missing or a line that is
@@ -28,50 +28,15 @@ func (e *InputError) Error() string {
 	return fmt.Sprintf("%s: %s", e.Path, e.Msg)
 }
 
-// lineReader reads a JSONL file line by line, whatever the line length
-// (a graphwalks row holds a whole graph), numbering lines from 1.
-type lineReader struct {
-	r    *bufio.Reader
-	path string
-	line int
-	// start and size locate the current line (newline included) in the
-	// file, so it can be read again later without being held meanwhile.
-	start int64
-	size  int
-}
+// lineReader is a JSONL reader whose errors are InputErrors at its line.
+type lineReader struct{ *jsonl.Reader }
 
 func newLineReader(r io.Reader, path string) *lineReader {
-	return &lineReader{r: bufio.NewReaderSize(r, 256<<10), path: path}
-}
-
-// next returns the next line with its newline, if it has one, and
-// io.EOF after the last.
-func (lr *lineReader) next() ([]byte, error) {
-	b, err := lr.r.ReadBytes('\n')
-	if len(b) > 0 {
-		lr.line++
-		lr.start += int64(lr.size)
-		lr.size = len(b)
-		return b, nil
-	}
-	if err == nil {
-		err = io.EOF
-	}
-	return nil, err
+	return &lineReader{jsonl.NewReader(r, path)}
 }
 
 func (lr *lineReader) errorf(format string, args ...any) *InputError {
-	return &InputError{Path: lr.path, Line: lr.line, Msg: fmt.Sprintf(format, args...)}
-}
-
-// excerpt is the start of a bad line, for an error message.
-func excerpt(b []byte) string {
-	b = bytes.TrimRight(b, "\r\n")
-	const n = 80
-	if len(b) > n {
-		return fmt.Sprintf("%q…", b[:n])
-	}
-	return fmt.Sprintf("%q", b)
+	return &InputError{Path: lr.Path, Line: lr.Line, Msg: fmt.Sprintf(format, args...)}
 }
 
 // appender appends whole lines to a file. Each line goes to the kernel in
@@ -189,31 +154,4 @@ func repairTail(path string) (int64, error) {
 		return 0, err
 	}
 	return size - keep, f.Sync()
-}
-
-// writeFileAtomic writes a file that is either whole or absent, however the
-// process ends: a temporary file beside it, synced, then renamed.
-func writeFileAtomic(path string, write func(w io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	bw := bufio.NewWriterSize(tmp, 256<<10)
-	if err := write(bw); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := bw.Flush(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

@@ -1,6 +1,7 @@
 package rollout
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -17,6 +18,7 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
+	"github.com/nemo-gym-go/gym/internal/jsonl"
 	"github.com/nemo-gym-go/gym/internal/openai"
 )
 
@@ -97,13 +99,13 @@ func Materialize(ctx context.Context, o MaterializeOptions) (MaterializeStats, e
 	defer in.Close()
 
 	m := &materializer{o: o, taskOf: map[[16]byte]int64{}, rollouts: map[int64]int{}, agentsSeen: map[string]bool{}}
-	err = writeFileAtomic(o.OutputPath, func(w io.Writer) error {
+	err = jsonl.WriteFileAtomic(o.OutputPath, func(w *bufio.Writer) error {
 		lr := newLineReader(in, o.InputPath)
-		for o.Limit <= 0 || lr.line < o.Limit {
+		for o.Limit <= 0 || lr.Line < o.Limit {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			line, err := lr.next()
+			line, err := lr.Next()
 			if err == io.EOF {
 				break
 			}
@@ -114,7 +116,7 @@ func Materialize(ctx context.Context, o MaterializeOptions) (MaterializeStats, e
 				return err
 			}
 		}
-		stats.Rows = lr.line
+		stats.Rows = lr.Line
 		return m.problems()
 	})
 	stats.Tasks, stats.Rollouts = len(m.rollouts), m.written
@@ -147,17 +149,17 @@ type materializer struct {
 }
 
 func (m *materializer) row(lr *lineReader, line []byte, w io.Writer) error {
-	index := lr.line - 1
+	index := lr.Line - 1
 	raw := bytes.TrimRight(line, "\r\n")
 	if len(bytes.TrimSpace(raw)) == 0 {
-		return lr.errorf("Malformed JSON in '%s' at line %d: the line is blank", lr.path, lr.line)
+		return lr.errorf("Malformed JSON in '%s' at line %d: the line is blank", lr.Path, lr.Line)
 	}
 	if !gjson.ValidBytes(raw) {
-		return lr.errorf("Malformed JSON in '%s' at line %d: %s", lr.path, lr.line, jsonError(raw))
+		return lr.errorf("Malformed JSON in '%s' at line %d: %s", lr.Path, lr.Line, jsonError(raw))
 	}
 	parsed := gjson.ParseBytes(raw)
 	if !parsed.IsObject() {
-		return lr.errorf("a row must be a JSON object, got %s", excerpt(raw))
+		return lr.errorf("a row must be a JSON object, got %s", jsonl.Excerpt(raw))
 	}
 	row := slices.Clone(raw)
 	var err error
@@ -189,7 +191,7 @@ func (m *materializer) row(lr *lineReader, line []byte, w io.Writer) error {
 		return lr.errorf("the row has no %s: give the rows a %s object, or a --prompt-config that builds its input from the row's fields", ParamsKey, ParamsKey)
 	}
 	if !params.IsObject() {
-		return lr.errorf("%s must be an object, got %s", ParamsKey, excerpt([]byte(params.Raw)))
+		return lr.errorf("%s must be an object, got %s", ParamsKey, jsonl.Excerpt([]byte(params.Raw)))
 	}
 	if len(m.o.Overrides) > 0 {
 		merged := []byte(params.Raw)

@@ -220,3 +220,19 @@ func TestRepairTail(t *testing.T) {
 }
 
 func parse(b []byte) gjson.Result { return gjson.ParseBytes(b) }
+
+func TestStem(t *testing.T) {
+	for path, stem := range map[string]string{
+		"results/rollouts.jsonl": "results/rollouts",
+		"a.b.jsonl":              "a.b",
+		"/r/rollouts.jsonl.bak":  "/r/rollouts.jsonl",
+		"noext":                  "noext",
+		"results/.hidden":        "results/.hidden",
+		"trailing.":              "trailing.",
+		"dir.d/noext":            "dir.d/noext",
+	} {
+		if got := Stem(path); got != stem {
+			t.Errorf("Stem(%q) = %q, want %q", path, got, stem)
+		}
+	}
+}

@@ -110,7 +110,7 @@ func eachRow(path string, fn func(lr *lineReader, row gjson.Result) error) error
 	defer f.Close()
 	lr := newLineReader(f, path)
 	for {
-		line, err := lr.next()
+		line, err := lr.Next()
 		if err == io.EOF {
 			return nil
 		}
@@ -122,7 +122,7 @@ func eachRow(path string, fn func(lr *lineReader, row gjson.Result) error) error
 			continue
 		}
 		if !gjson.ValidBytes(line) {
-			return lr.errorf("Malformed JSON in '%s' at line %d: %s", path, lr.line, jsonError(line))
+			return lr.errorf("Malformed JSON in '%s' at line %d: %s", path, lr.Line, jsonError(line))
 		}
 		if err := fn(lr, gjson.ParseBytes(line)); err != nil {
 			return err

@@ -24,9 +24,14 @@ type Paths struct {
 	Metrics      string // results/x_aggregate_metrics.json
 }
 
-// Stem is the output path without its extension.
+// Stem is the output path without its extension, by pathlib's rule for
+// Path.stem: a leading or trailing dot does not start an extension.
 func Stem(output string) string {
-	return strings.TrimSuffix(output, filepath.Ext(output))
+	name := filepath.Base(output)
+	if i := strings.LastIndexByte(name, '.'); i > 0 && i < len(name)-1 {
+		return output[:len(output)-len(name)+i]
+	}
+	return output
 }
 
 // PathsFor derives a run's files from its output path.
