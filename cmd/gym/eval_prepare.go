@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/nemo-gym-go/gym/internal/config"
+	"github.com/nemo-gym-go/gym/internal/python"
 	"github.com/nemo-gym-go/gym/internal/rollout"
 )
 
@@ -127,12 +127,7 @@ func runEvalPrepare(ctx context.Context, opts *prepareOptions) error {
 			continue
 		}
 		p.root = strings.TrimSuffix(p.script, string(filepath.Separator)+filepath.FromSlash(p.d.PrepareScript))
-		for _, name := range []string{"python3", "python"} {
-			if path, err := f.LookPath(name); err == nil {
-				p.python = path
-				break
-			}
-		}
+		p.python = python.System(f.LookPath)
 		if p.python == "" && p.data == "" {
 			problems = append(problems, fmt.Sprintf("%s: its prepare_script %s needs Python, and neither python3 nor python is on PATH; install Python, or put the prepared rows at %s", p.d.Name, p.d.PrepareScript, p.d.JSONLPath))
 		}
@@ -162,42 +157,16 @@ func runEvalPrepare(ctx context.Context, opts *prepareOptions) error {
 	return nil
 }
 
-// preparePy imports a benchmark's prepare module as NeMo Gym does (the
-// path's parts joined by dots, from its root) and calls prepare(**args);
-// the returned path goes to the file named by GYM_PREPARE_RESULT.
-const preparePy = `import importlib, json, os, sys
-root = os.getcwd()
-sys.path[:0] = [root] + [p for p in os.environ.get("NEMO_GYM_EXTRA_ROOTS", "").split(":") if p]
-mod = importlib.import_module(sys.argv[1])
-if not hasattr(mod, "prepare"):
-    sys.exit("%s defines no prepare() function" % sys.argv[1])
-path = mod.prepare(**json.loads(sys.argv[2]))
-with open(os.environ["GYM_PREPARE_RESULT"], "w") as f:
-    f.write(os.path.abspath(str(path)))
-`
-
 func runPrepareScript(ctx context.Context, f *Factory, p benchmarkPlan, args []byte) (string, error) {
-	module := strings.ReplaceAll(strings.TrimSuffix(filepath.ToSlash(p.d.PrepareScript), ".py"), "/", ".")
-	result, err := os.CreateTemp("", "gym-prepare-*")
-	if err != nil {
-		return "", err
-	}
-	result.Close()
-	defer os.Remove(result.Name())
-	cmd := exec.CommandContext(ctx, p.python, "-c", preparePy, module, string(args))
-	cmd.Dir = p.root
-	cmd.Env = append(f.Environ(), "GYM_PREPARE_RESULT="+result.Name())
-	cmd.Stdout, cmd.Stderr = f.IO.ErrOut, f.IO.ErrOut
-	if err := cmd.Run(); err != nil {
-		var exit *exec.ExitError
-		if errors.As(err, &exit) {
-			return "", fmt.Errorf("benchmark %s: %s failed (%v); its output is above", p.d.Name, p.d.PrepareScript, exit)
-		}
+	got, err := python.Prepare(ctx, python.PrepareRequest{
+		Interpreter: p.python, Root: p.root, Script: p.d.PrepareScript, ArgsJSON: args,
+		Environ: f.Environ(), Out: f.IO.ErrOut,
+	})
+	var exit *python.ExitError
+	if errors.As(err, &exit) {
+		return "", fmt.Errorf("benchmark %s: %s failed (%v); its output is above", p.d.Name, p.d.PrepareScript, exit.Err)
+	} else if err != nil {
 		return "", fmt.Errorf("benchmark %s: running %s: %w", p.d.Name, p.python, err)
-	}
-	got, err := os.ReadFile(result.Name())
-	if err != nil {
-		return "", err
 	}
 	want := p.d.JSONLPath
 	if !filepath.IsAbs(want) {

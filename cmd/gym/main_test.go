@@ -88,9 +88,34 @@ func TestScripts(t *testing.T) {
 				return err
 			}
 			env.Setenv("GYM_REPO_ROOT", repo)
-			return nil
+			return hideUV(env)
 		},
 	})
+}
+
+// hideUV takes every directory holding a uv off the scripts' PATH, keeping
+// its python3 reachable through $WORK/.bin, so a script sees uv only when it
+// puts its own (a fake that logs what gym runs) on PATH.
+func hideUV(env *testscript.Env) error {
+	bin := filepath.Join(env.WorkDir, ".bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		return err
+	}
+	path := []string{bin}
+	for _, dir := range filepath.SplitList(env.Getenv("PATH")) {
+		if _, err := os.Stat(filepath.Join(dir, "uv")); err != nil {
+			path = append(path, dir)
+			continue
+		}
+		for _, name := range []string{"python3", "python"} {
+			target := filepath.Join(dir, name)
+			if _, err := os.Stat(target); err == nil {
+				os.Symlink(target, filepath.Join(bin, name))
+			}
+		}
+	}
+	env.Setenv("PATH", strings.Join(path, string(os.PathListSeparator)))
+	return nil
 }
 
 func freePort() (int, error) {

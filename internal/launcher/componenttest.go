@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/nemo-gym-go/gym/internal/python"
 	"github.com/nemo-gym-go/gym/internal/resolve"
 )
 
@@ -61,17 +62,21 @@ func TestComponent(ctx context.Context, o TestComponentOptions) error {
 		}
 		argv = []string{goBin, "test", "./..."}
 	case isPythonComponent(dir):
-		python := filepath.Join(o.VenvRoot, o.Component, ".venv", "bin", "python")
-		if !fileExists(python) {
-			var err error
-			if python, err = o.LookPath("python3"); err != nil {
-				return fmt.Errorf("%s is a Python component but neither its venv (%s) nor python3 exists; run gym env prefetch first", o.Component, filepath.Dir(filepath.Dir(python)))
+		venv := python.Settings{VenvRoot: o.VenvRoot}.VenvFor(dir)
+		interpreter, env := venv.Python(), venv.Activate(o.Environ)
+		if !fileExists(interpreter) {
+			if interpreter, env = python.System(o.LookPath), o.Environ; interpreter == "" {
+				return fmt.Errorf("%s is a Python component but neither its venv (%s) nor python3 exists; run gym env prefetch first", o.Component, venv.Dir)
 			}
 		}
-		if err := exec.CommandContext(ctx, python, "-c", "import pytest").Run(); err != nil {
-			return fmt.Errorf("%s is a Python component but pytest is not installed for %s; add pytest to its requirements and run gym env prefetch, or pip install pytest", o.Component, python)
+		fmt.Fprintf(o.Out, "Testing %s in %s: %s -m pytest\n", o.Component, dir, interpreter)
+		var exit *python.ExitError
+		if err := python.Pytest(ctx, interpreter, dir, env, o.Out, o.Err); errors.As(err, &exit) {
+			return &TestFailedError{Component: o.Component, Err: exit.Err}
+		} else if err != nil {
+			return fmt.Errorf("%s: %w", o.Component, err)
 		}
-		argv = []string{python, "-m", "pytest"}
+		return nil
 	default:
 		return fmt.Errorf("%s (%s) has neither Go files nor requirements.txt / pyproject.toml, so gym does not know how to test it", o.Component, dir)
 	}
@@ -113,4 +118,9 @@ func moduleRoot(dir string) string {
 			return ""
 		}
 	}
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }

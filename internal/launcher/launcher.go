@@ -12,11 +12,13 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
 	"github.com/nemo-gym-go/gym/internal/config"
 	"github.com/nemo-gym-go/gym/internal/config/tree"
+	"github.com/nemo-gym-go/gym/internal/python"
 	"github.com/nemo-gym-go/gym/internal/resolve"
 )
 
@@ -44,6 +46,7 @@ type Launch struct {
 	opts     Options
 	head     *headServer
 	children []*child
+	ray      *child // the run's Ray head, when gym started one
 	out      *syncWriter
 	crashed  chan *child
 	stopOnce sync.Once
@@ -114,13 +117,20 @@ func Start(ctx context.Context, opts Options) (*Launch, error) {
 	if err := becomeSubreaper(); err != nil {
 		fmt.Fprintf(opts.Out, "warning: cannot become a child subreaper (%v); orphaned grandchildren are left to init\n", err)
 	}
+	l := &Launch{opts: opts, out: &syncWriter{w: opts.Out}, crashed: make(chan *child, len(specs)), stopping: make(chan struct{})}
+	py, err := l.setUpPython(ctx, specs)
+	if err != nil {
+		l.Stop()
+		return nil, err
+	}
 	yaml := config.Dump(res.Config)
 	if len(yaml)+len(config.ConfigDictEnv)+1 > ConfigYAMLSizeLimit {
+		l.Stop()
 		return nil, fmt.Errorf("the config is %d bytes as YAML, more than the %d bytes one environment variable can hold; trim unused blocks from it", len(yaml), ConfigYAMLSizeLimit)
 	}
-	l := &Launch{opts: opts, out: &syncWriter{w: opts.Out}, crashed: make(chan *child, len(specs)), stopping: make(chan struct{})}
 	headHost, headPort := HeadAddress(res.Config)
 	if l.head, err = startHead(headHost, headPort, yaml); err != nil {
+		l.Stop()
 		return nil, err
 	}
 	dry, err := res.Value("dry_run")
@@ -129,9 +139,8 @@ func Start(ctx context.Context, opts Options) (*Launch, error) {
 		return nil, err
 	}
 	l.DryRun = dry != nil && dry.Kind == tree.Bool && dry.Bool
-	py := newPythonEnv(res.Config, opts.LookPath, opts.Environ)
 	for _, spec := range specs {
-		c, err := l.startChild(ctx, spec, yaml, py)
+		c, err := l.startChild(spec, yaml, py)
 		if err != nil {
 			l.Stop()
 			return nil, err
@@ -208,7 +217,7 @@ func (l *Launch) childEnv(spec ChildSpec, yaml string) []string {
 	return append(env, config.ConfigDictEnv+"="+yaml, config.ConfigPathEnv+"="+spec.Instance)
 }
 
-func (l *Launch) startChild(ctx context.Context, spec ChildSpec, yaml string, py pythonEnv) (*child, error) {
+func (l *Launch) startChild(spec ChildSpec, yaml string, py *pythonServers) (*child, error) {
 	c := &child{spec: spec, tail: &tail{max: 40}, pumpDone: make(chan struct{})}
 	if dir := stringField(l.opts.Result.Config, "nemo_gym_log_dir"); dir != "" {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -220,16 +229,19 @@ func (l *Launch) startChild(ctx context.Context, spec ChildSpec, yaml string, py
 		}
 		c.logFile = f
 	}
-	emit := func(line string) { c.emit(line, l.opts.Color, l.out) }
+	env := l.childEnv(spec, yaml)
 	var path string
 	var argv []string
 	switch spec.kind {
 	case runPython:
-		python, err := py.interpreter(ctx, spec, emit)
-		if err != nil {
-			return nil, err
+		if venv, ok := py.venv(spec.Dir); ok {
+			path, env = venv.Python(), venv.Activate(env)
+		} else if python3, err := l.opts.LookPath("python3"); err == nil {
+			path = python3
+		} else {
+			return nil, fmt.Errorf("server '%s' has a Python entrypoint (%s) but neither uv nor python3 is on PATH; install uv (recommended) or Python 3", spec.Instance, spec.Entrypoint)
 		}
-		path, argv = python, []string{python, spec.Entrypoint}
+		argv = []string{path, spec.Entrypoint}
 	case runExecutable:
 		path = filepath.Join(spec.Dir, spec.Entrypoint)
 		argv = []string{path}
@@ -246,7 +258,7 @@ func (l *Launch) startChild(ctx context.Context, spec ChildSpec, yaml string, py
 	if err != nil {
 		return nil, err
 	}
-	proc, err := startProcess(path, argv, dir, l.childEnv(spec, yaml), pw)
+	proc, err := startProcess(path, argv, dir, env, pw, syscall.SIGKILL)
 	pw.Close()
 	if err != nil {
 		pr.Close()
@@ -255,15 +267,9 @@ func (l *Launch) startChild(ctx context.Context, spec ChildSpec, yaml string, py
 	c.proc, c.started, c.output = proc, time.Now(), pr
 	go func() {
 		defer close(c.pumpDone)
-		pumpLines(pr, spec.Instance, l.opts.Color, l.out, c.tail, c.logFile)
+		pumpLines(pr, spec.Instance, l.opts.Color, l.out, c.tail, c.logFile, nil)
 	}()
 	return c, nil
-}
-
-// emit writes one line of gym's own output about this child (setup steps)
-// the way the child's lines are written.
-func (c *child) emit(line string, colored bool, out *syncWriter) {
-	pumpLines(strings.NewReader(line+"\n"), c.spec.Instance, colored, out, c.tail, c.logFile)
 }
 
 // watch reports a child that exits while it should be running.
@@ -335,6 +341,14 @@ func (l *Launch) Stop() {
 			}()
 		}
 		wg.Wait()
+		// The Ray head goes last: the servers are its drivers.
+		if l.ray != nil {
+			if l.ray.proc.stop(l.opts.Grace) {
+				killed = append(killed, python.RayHeadName)
+			}
+			l.ray.drained()
+			l.ray.output.Close()
+		}
 		if l.head != nil {
 			l.head.close()
 		}

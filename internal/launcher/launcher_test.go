@@ -389,13 +389,13 @@ func TestChildConfigIsUnresolvedAndUnmasked(t *testing.T) {
 
 func TestPrefixColourIsStablePerInstance(t *testing.T) {
 	var a, b strings.Builder
-	pumpLines(strings.NewReader("x\n"), "policy_model", true, &syncWriter{w: &a}, &tail{max: 1}, nil)
-	pumpLines(strings.NewReader("x\n"), "policy_model", true, &syncWriter{w: &b}, &tail{max: 1}, nil)
+	pumpLines(strings.NewReader("x\n"), "policy_model", true, &syncWriter{w: &a}, &tail{max: 1}, nil, nil)
+	pumpLines(strings.NewReader("x\n"), "policy_model", true, &syncWriter{w: &b}, &tail{max: 1}, nil, nil)
 	if a.String() != b.String() || !strings.Contains(a.String(), "\x1b[") || !strings.HasSuffix(a.String(), " x\n") {
 		t.Errorf("coloured lines %q and %q", a.String(), b.String())
 	}
 	var plain strings.Builder
-	pumpLines(strings.NewReader("a\nno newline"), "m", false, &syncWriter{w: &plain}, &tail{max: 1}, nil)
+	pumpLines(strings.NewReader("a\nno newline"), "m", false, &syncWriter{w: &plain}, &tail{max: 1}, nil, nil)
 	if plain.String() != "(m) a\n(m) no newline\n" {
 		t.Errorf("plain = %q", plain.String())
 	}
@@ -411,7 +411,7 @@ func TestStopEscalatesToSIGKILL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := l.startChild(context.Background(), specs[0], config.Dump(opts.Result.Config), newPythonEnv(opts.Result.Config, lookPathNoUV, nil))
+	c, err := l.startChild(specs[0], config.Dump(opts.Result.Config), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -446,7 +446,7 @@ func TestStopDoesNotWaitForADaemonHoldingOutput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := l.startChild(context.Background(), specs[0], config.Dump(opts.Result.Config), newPythonEnv(opts.Result.Config, lookPathNoUV, nil))
+	c, err := l.startChild(specs[0], config.Dump(opts.Result.Config), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,10 +59,13 @@ func (t *tail) get() []string {
 }
 
 // pumpLines copies a child's output to out, one whole line at a time with
-// the `(<instance>) ` prefix, into the tail, and into logFile when set. It
-// returns when r reaches EOF (every writer of the pipe has exited).
-func pumpLines(r io.Reader, instance string, colored bool, out *syncWriter, t *tail, logFile *os.File) {
-	prefix := "(" + instance + ") "
+// the `(<instance>) ` prefix, into the tail, into logFile when set, and to
+// notify when set. A line the server prefixed itself (NeMo Gym's servers
+// do) is not prefixed twice. It returns when r reaches EOF (every writer of
+// the pipe has exited).
+func pumpLines(r io.Reader, instance string, colored bool, out *syncWriter, t *tail, logFile *os.File, notify func(string)) {
+	own := "(" + instance + ") "
+	prefix := own
 	if colored {
 		c := prefixColor(instance)
 		c.EnableColor()
@@ -74,8 +77,11 @@ func pumpLines(r io.Reader, instance string, colored bool, out *syncWriter, t *t
 	for {
 		chunk, err := br.ReadSlice('\n')
 		if len(chunk) > 0 {
-			line := strings.TrimRight(string(chunk), "\r\n")
+			line := strings.TrimPrefix(strings.TrimRight(string(chunk), "\r\n"), own)
 			out.writeLine(prefix + line + "\n")
+			if notify != nil {
+				notify(line)
+			}
 			t.add(line)
 			if logFile != nil {
 				logFile.WriteString(line + "\n")

@@ -3,11 +3,15 @@ package launcher
 import (
 	"context"
 	"fmt"
+
+	"github.com/nemo-gym-go/gym/internal/python"
 )
 
-// Prefetch sets up every Python server's environment, one at a time (serial
-// installs keep uv's cache small), without starting anything. Go and
-// executable servers need no setup.
+// Prefetch builds every Python server's venv exactly as a start would, one
+// at a time (serial installs keep uv's cache small), without starting
+// anything: no server, no head server, no Ray. Go and executable servers
+// need no setup. A venv that cannot be made fails the prefetch with the
+// installer's own error.
 func Prefetch(ctx context.Context, opts Options) error {
 	res := opts.Result
 	specs, err := plan(res, opts.Roots, res.LookupEnv, opts.Registered, opts.RegisteredKinds)
@@ -15,24 +19,30 @@ func Prefetch(ctx context.Context, opts Options) error {
 		return err
 	}
 	out := &syncWriter{w: opts.Out}
-	py := newPythonEnv(res.Config, opts.LookPath, opts.Environ)
-	done := map[string]bool{}
+	var pySpecs []ChildSpec
 	for _, spec := range specs {
-		c := &child{spec: spec, tail: &tail{max: 40}}
-		emit := func(line string) { c.emit(line, opts.Color, out) }
-		switch {
-		case spec.kind != runPython:
-			emit(fmt.Sprintf("%s runs as %s; nothing to prefetch", spec.Kind(), spec.kind))
-		case done[spec.Dir]:
-			emit("environment already set up for " + spec.Dir)
-		default:
-			python, err := py.interpreter(ctx, spec, emit)
-			if err != nil {
-				return err
-			}
-			done[spec.Dir] = true
-			emit("ready: " + python)
+		if spec.kind != runPython {
+			instanceEmitter(spec.Instance, opts.Color, out)(fmt.Sprintf("%s runs as %s; nothing to prefetch", spec.Kind(), spec.kind))
+			continue
 		}
+		pySpecs = append(pySpecs, spec)
+	}
+	if len(pySpecs) == 0 {
+		return nil
+	}
+	settings, err := python.FromConfig(res.Config, opts.Cwd, opts.Environ, opts.LookPath)
+	if err != nil {
+		return err
+	}
+	if _, err := settings.UV(); err != nil {
+		return err
+	}
+	venvs, err := buildVenvs(ctx, &settings, pySpecs, opts.Color, out)
+	if err != nil {
+		return err
+	}
+	for _, spec := range pySpecs {
+		instanceEmitter(spec.Instance, opts.Color, out)("ready: " + venvs[spec.Dir].Python())
 	}
 	return nil
 }

@@ -22,8 +22,9 @@ type process struct {
 }
 
 // startProcess runs the program at path with argv in its own process group,
-// stdout and stderr both going to out.
-func startProcess(path string, argv []string, dir string, env []string, out *os.File) (*process, error) {
+// stdout and stderr both going to out; should gym die, the kernel sends the
+// child deathSignal.
+func startProcess(path string, argv []string, dir string, env []string, out *os.File, deathSignal syscall.Signal) (*process, error) {
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
 		return nil, err
@@ -33,7 +34,7 @@ func startProcess(path string, argv []string, dir string, env []string, out *os.
 		Dir:   dir,
 		Env:   env,
 		Files: []*os.File{devnull, out, out},
-		Sys:   childSysProcAttr(),
+		Sys:   childSysProcAttr(deathSignal),
 	})
 	if err != nil {
 		return nil, err

@@ -3,9 +3,10 @@ package launcher
 import "syscall"
 
 // childSysProcAttr puts the child in a new process group, and has the
-// kernel kill it should gym itself die without a chance to clean up.
-func childSysProcAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+// kernel send it deathSignal should gym itself die without a chance to
+// clean up.
+func childSysProcAttr(deathSignal syscall.Signal) *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: deathSignal}
 }
 
 // prSetChildSubreaper is PR_SET_CHILD_SUBREAPER from <linux/prctl.h>.

@@ -4,7 +4,7 @@ package launcher
 
 import "syscall"
 
-func childSysProcAttr() *syscall.SysProcAttr {
+func childSysProcAttr(syscall.Signal) *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }
 

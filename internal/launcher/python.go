@@ -3,95 +3,162 @@ package launcher
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
-	"os/exec"
-	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
 
 	"github.com/nemo-gym-go/gym/internal/config/tree"
+	"github.com/nemo-gym-go/gym/internal/python"
 )
 
-// pythonEnv decides how a Python server runs: in a per-server uv venv when
-// uv is on PATH (created and filled from requirements.txt or pyproject.toml,
-// as NeMo Gym does), else with python3 from PATH.
-type pythonEnv struct {
-	lookPath   func(string) (string, error)
-	venvRoot   string // uv_venv_dir
-	skipIfSet  bool   // skip_venv_if_present
-	verbosePip bool   // pip_install_verbose
-	extraEnv   []string
+// rayStartTimeout bounds how long the Ray head may take to come up.
+const rayStartTimeout = 2 * time.Minute
+
+// pythonServers is what a run's Python servers share: the venv of each
+// server directory (none when uv is missing and python3 runs them) and the
+// settings they were made with.
+type pythonServers struct {
+	venvs    map[string]python.Venv
+	settings python.Settings
 }
 
-func newPythonEnv(cfg *tree.Node, lookPath func(string) (string, error), env []string) pythonEnv {
-	return pythonEnv{
-		lookPath:   lookPath,
-		venvRoot:   stringField(cfg, "uv_venv_dir"),
-		skipIfSet:  boolField(cfg, "skip_venv_if_present"),
-		verbosePip: boolField(cfg, "pip_install_verbose"),
-		extraEnv:   env,
+// venv is the venv a Python server runs in, if it has one.
+func (p *pythonServers) venv(dir string) (python.Venv, bool) {
+	if p == nil {
+		return python.Venv{}, false
 	}
+	v, ok := p.venvs[dir]
+	return v, ok
 }
 
-func boolField(m *tree.Node, key string) bool {
-	v := m.Get(key)
-	return v != nil && v.Kind == tree.Bool && v.Bool
-}
-
-// venvDir is where a component's venv lives: <uv_venv_dir>/<type>/<impl>/.venv.
-func (p pythonEnv) venvDir(spec ChildSpec) string {
-	return filepath.Join(p.venvRoot, spec.ServerType, spec.Implementation, ".venv")
-}
-
-// interpreter sets up (if needed) and returns the Python that runs spec.
-// Setup output goes through emit so it is prefixed like the server's own.
-func (p pythonEnv) interpreter(ctx context.Context, spec ChildSpec, emit func(string)) (string, error) {
-	uv, err := p.lookPath("uv")
+// setUpPython makes every Python server's venv as NeMo Gym's env start
+// does, starts the run's one Ray head (unless ray_head_node_address names a
+// cluster), and writes what it used into the config the children receive.
+func (l *Launch) setUpPython(ctx context.Context, specs []ChildSpec) (*pythonServers, error) {
+	var pySpecs []ChildSpec
+	for _, s := range specs {
+		if s.kind == runPython {
+			pySpecs = append(pySpecs, s)
+		}
+	}
+	cfg := l.opts.Result.Config
+	if len(pySpecs) == 0 {
+		return nil, nil
+	}
+	settings, err := python.FromConfig(cfg, l.opts.Cwd, l.opts.Environ, l.opts.LookPath)
 	if err != nil {
-		py, err := p.lookPath("python3")
+		return nil, err
+	}
+	if _, err := settings.UV(); err != nil {
+		l.out.writeLine("warning: uv is not on PATH, so Python servers run with python3 from PATH, without their own venvs and without a shared Ray cluster\n")
+		return nil, nil
+	}
+	venvs, err := buildVenvs(ctx, &settings, pySpecs, l.opts.Color, l.out)
+	if err != nil {
+		return nil, err
+	}
+	settings.Publish(cfg)
+	p := &pythonServers{venvs: venvs, settings: settings}
+	if addr := stringField(cfg, "ray_head_node_address"); addr != "" {
+		l.out.writeLine(fmt.Sprintf("Using the Ray cluster at %s (ray_head_node_address)\n", addr))
+		return p, nil
+	}
+	addr, err := l.startRayHead(ctx, venvs[pySpecs[0].Dir])
+	if err != nil {
+		return nil, err
+	}
+	cfg.Set("ray_head_node_address", tree.NewString(addr))
+	return p, nil
+}
+
+// buildVenvs makes each distinct server directory's venv once, in order,
+// its output prefixed with the first instance that uses it.
+func buildVenvs(ctx context.Context, settings *python.Settings, specs []ChildSpec, colored bool, out *syncWriter) (map[string]python.Venv, error) {
+	if err := settings.ResolvePython(ctx); err != nil {
+		return nil, err
+	}
+	venvs := map[string]python.Venv{}
+	for _, spec := range specs {
+		if _, done := venvs[spec.Dir]; done {
+			continue
+		}
+		emit := instanceEmitter(spec.Instance, colored, out)
+		v, err := settings.Ensure(ctx, spec.Dir, emit)
 		if err != nil {
-			return "", fmt.Errorf("server '%s' has a Python entrypoint (%s) but neither uv nor python3 is on PATH; install uv (recommended) or Python 3", spec.Instance, spec.Entrypoint)
+			return nil, fmt.Errorf("server '%s': %w", spec.Instance, err)
 		}
-		return py, nil
+		venvs[spec.Dir] = v
 	}
-	venv := p.venvDir(spec)
-	python := filepath.Join(venv, "bin", "python")
-	if p.skipIfSet && fileExists(python) && fileExists(filepath.Join(venv, "bin", "activate")) {
-		return python, nil
-	}
-	steps := [][]string{{uv, "venv", "--seed", "--allow-existing", venv}}
-	install := []string{uv, "pip", "install", "--python", python}
-	if p.verbosePip {
-		install = append(install, "-v")
-	}
-	req, proj := fileExists(filepath.Join(spec.Dir, "requirements.txt")), fileExists(filepath.Join(spec.Dir, "pyproject.toml"))
-	switch {
-	case req && proj:
-		return "", fmt.Errorf("server '%s': %s has both requirements.txt and pyproject.toml; keep one so gym knows what to install", spec.Instance, spec.Dir)
-	case req:
-		steps = append(steps, append(install, "-r", "requirements.txt"))
-	case proj:
-		steps = append(steps, append(install, "-e", "."))
-	}
-	for _, argv := range steps {
-		if err := runSetup(ctx, argv, spec.Dir, p.extraEnv, emit); err != nil {
-			return "", fmt.Errorf("server '%s': setting up its Python environment failed: %s: %w", spec.Instance, argv[1]+" "+argv[2], err)
-		}
-	}
-	return python, nil
+	return venvs, nil
 }
 
-// runSetup runs one setup command, its output line by line through emit.
-func runSetup(ctx context.Context, argv []string, dir string, env []string, emit func(string)) error {
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Dir = dir
-	cmd.Env = env
-	out, err := cmd.CombinedOutput()
-	for _, line := range splitLines(string(out)) {
-		emit(line)
+func instanceEmitter(instance string, colored bool, out *syncWriter) func(string) {
+	t := &tail{max: 1}
+	return func(line string) {
+		pumpLines(strings.NewReader(line+"\n"), instance, colored, out, t, nil, nil)
 	}
-	return err
 }
 
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
+// startRayHead starts the Ray head from venv and waits until it is up. It
+// is stopped with the servers; should gym die, the kernel sends it SIGTERM,
+// on which it ends the whole cluster itself.
+func (l *Launch) startRayHead(ctx context.Context, venv python.Venv) (string, error) {
+	port, err := freeLoopbackPort()
+	if err != nil {
+		return "", fmt.Errorf("cannot find a free port for the Ray head: %w", err)
+	}
+	argv := python.RayHeadArgv(venv, port)
+	if _, err := os.Stat(argv[0]); err != nil {
+		return "", fmt.Errorf("the Python servers need a Ray cluster, but %s has no ray (head_server_deps pins ray[default]); set ray_head_node_address to use a running cluster", venv.Dir)
+	}
+	c := &child{spec: ChildSpec{Instance: python.RayHeadName}, tail: &tail{max: 40}, pumpDone: make(chan struct{})}
+	ready := make(chan struct{})
+	readyOnce := false
+	notify := func(line string) {
+		if !readyOnce && python.RayHeadReady(line) {
+			readyOnce = true
+			close(ready)
+		}
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return "", err
+	}
+	env := append(venv.Activate(l.opts.Environ), "RAY_USAGE_STATS_ENABLED=0")
+	proc, err := startProcess(argv[0], argv, l.opts.Cwd, env, pw, syscall.SIGTERM)
+	pw.Close()
+	if err != nil {
+		pr.Close()
+		return "", fmt.Errorf("cannot start the Ray head (%s): %w", strings.Join(argv, " "), err)
+	}
+	c.proc, c.started, c.output = proc, time.Now(), pr
+	l.ray = c
+	go func() {
+		defer close(c.pumpDone)
+		pumpLines(pr, python.RayHeadName, l.opts.Color, l.out, c.tail, nil, notify)
+	}()
+	timer := time.NewTimer(rayStartTimeout)
+	defer timer.Stop()
+	select {
+	case <-ready:
+		return python.RayAddress(port), nil
+	case <-proc.exited:
+		c.drained()
+		return "", fmt.Errorf("the Ray head %s: %s", proc.exitDescription(), strings.Join(c.tail.get(), "\n  "))
+	case <-timer.C:
+		return "", fmt.Errorf("the Ray head did not come up within %s; its last output:\n  %s", rayStartTimeout, strings.Join(c.tail.get(), "\n  "))
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+func freeLoopbackPort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
 }
