@@ -2,6 +2,8 @@ package config
 
 import (
 	"fmt"
+	"math"
+	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +17,7 @@ const (
 	defaultPortRangeLow  = 10001
 	defaultPortRangeHigh = 20000
 	portAttempts         = 50
+	portNumber           = "a port number (0-65535)"
 )
 
 func defaulted(n *tree.Node) *tree.Node {
@@ -40,6 +43,8 @@ func Truthy(n *tree.Node) bool {
 		return n.Bool
 	case tree.Int:
 		return n.Int != 0
+	case tree.BigInt:
+		return true // never zero
 	case tree.Float:
 		return n.Float != 0
 	case tree.String:
@@ -50,26 +55,51 @@ func Truthy(n *tree.Node) bool {
 	return false
 }
 
-func intValue(n *tree.Node) (int64, bool) {
+// integerValue reads n as an integer of any size: an int, a bool, an
+// integral float or a string of digits. ok is false for anything else.
+func integerValue(n *tree.Node) (v *big.Int, ok bool) {
 	switch n.Kind {
-	case tree.Int:
-		return n.Int, true
+	case tree.Int, tree.BigInt:
+		return n.BigValue(), true
 	case tree.Bool:
 		if n.Bool {
-			return 1, true
+			return big.NewInt(1), true
 		}
-		return 0, true
+		return new(big.Int), true
 	case tree.Float:
-		if n.Float == float64(int64(n.Float)) {
-			return int64(n.Float), true
+		if n.Float == math.Trunc(n.Float) && !math.IsInf(n.Float, 0) {
+			return tree.FloatToInt(n.Float).BigValue(), true
 		}
 	case tree.String:
-		var i int64
+		var i big.Int
 		if _, err := fmt.Sscan(strings.TrimSpace(n.Str), &i); err == nil {
-			return i, true
+			return &i, true
 		}
 	}
-	return 0, false
+	return nil, false
+}
+
+// intValue is integerValue for values that fit in int64; see checkInt64
+// for telling a larger one apart from a value that is no integer at all.
+func intValue(n *tree.Node) (int64, bool) {
+	v, ok := integerValue(n)
+	if !ok || !v.IsInt64() {
+		return 0, false
+	}
+	return v.Int64(), true
+}
+
+// checkInt64 refuses an integer too large for int64 where gym needs a
+// machine number, such as a port, naming the key; intValue would read it
+// as no value at all.
+func checkInt64(n *tree.Node, at, what string) error {
+	if n == nil {
+		return nil
+	}
+	if v, ok := integerValue(n); ok && !v.IsInt64() {
+		return errorf(ClassConfig, n.Origin, "%s must be %s, got %s", at, what, interp.PythonStr(n))
+	}
+	return nil
 }
 
 // normalizeDir applies the results_dir/cache_dir rule: a non-empty string,
@@ -201,6 +231,9 @@ func (r *Result) fillDefaults(rv *resolver, offline bool) error {
 		if err != nil {
 			return err
 		}
+		if err := checkInt64(p, "head_server.port", portNumber); err != nil {
+			return err
+		}
 		if p.Kind == tree.Null {
 			disallowed = nil
 		} else if headPort, _ = intValue(p); true {
@@ -231,8 +264,12 @@ func (r *Result) fillDefaults(rv *resolver, offline bool) error {
 
 	alloc.explicit = map[int64]bool{}
 	for _, in := range r.Instances {
-		p, err := fieldValue(rv, in.Config, Path{{Key: in.Name}, {Key: in.Type}, {Key: in.Implementation}}, "port")
+		at := Path{{Key: in.Name}, {Key: in.Type}, {Key: in.Implementation}}
+		p, err := fieldValue(rv, in.Config, at, "port")
 		if err != nil {
+			return err
+		}
+		if err := checkInt64(p, at.Key("port").String(), portNumber); err != nil {
 			return err
 		}
 		if port, ok := intValue(orNull(p)); ok && port != 0 {
@@ -288,11 +325,17 @@ func (r *Result) fillDefaults(rv *resolver, offline bool) error {
 		}
 	}
 
-	if hs := cfg.Get("head_server"); hs == nil || (hs.Kind == tree.Map && hs.Len() == 0) || hs.Kind == tree.Null {
+	// nemo-gym 0.7.0 fills the head server per key, so a config may pin
+	// just one of host and port.
+	switch hs := cfg.Get("head_server"); {
+	case hs == nil || hs.Kind == tree.Null || (hs.Kind == tree.Map && hs.Len() == 0):
 		m := tree.NewMap()
 		m.Set("host", tree.NewString(host))
 		m.Set("port", tree.NewInt(defaultHeadPort))
 		cfg.Set("head_server", defaulted(m))
+	case hs.Kind == tree.Map:
+		setDefault(hs, "host", tree.NewString(host))
+		setDefault(hs, "port", tree.NewInt(defaultHeadPort))
 	}
 	ports := tree.NewList()
 	for _, p := range alloc.disallowed {

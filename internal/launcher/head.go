@@ -1,6 +1,7 @@
 package launcher
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -49,7 +50,7 @@ func startHead(host string, port int, configYAML string) (*headServer, error) {
 		return nil, fmt.Errorf("cannot start the head server on %s: %w; stop whatever uses that port or set ++head_server.port=<free port>", addr, err)
 	}
 	h := &headServer{listener: l, instances: []InstanceInfo{}}
-	configJSON, err := json.Marshal(configYAML)
+	configJSON, err := marshalPlain(configYAML)
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +63,7 @@ func startHead(host string, port int, configYAML string) (*headServer, error) {
 	})
 	mux.HandleFunc("GET /server_instances", func(w http.ResponseWriter, _ *http.Request) {
 		h.mu.Lock()
-		body, err := json.Marshal(h.instances)
+		body, err := marshalPlain(h.instances)
 		h.mu.Unlock()
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
@@ -77,6 +78,18 @@ func startHead(host string, port int, configYAML string) (*headServer, error) {
 		}
 	}()
 	return h, nil
+}
+
+// marshalPlain is JSON as NeMo Gym's FastAPI head server writes it: <, > and & stay
+// as they are, where Go's json.Marshal would escape them for HTML.
+func marshalPlain(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 func writeJSON(w http.ResponseWriter, body []byte) {

@@ -343,7 +343,7 @@ func (l *Launch) Stop() {
 		wg.Wait()
 		// The Ray head goes last: the servers are its drivers.
 		if l.ray != nil {
-			if l.ray.proc.stop(l.opts.Grace) {
+			if l.ray.proc.stop(max(l.opts.Grace, rayStopGrace)) {
 				killed = append(killed, python.RayHeadName)
 			}
 			l.ray.drained()
@@ -363,9 +363,14 @@ func (l *Launch) Stop() {
 func (l *Launch) infos() []InstanceInfo {
 	infos := make([]InstanceInfo, 0, len(l.children))
 	for _, c := range l.children {
+		// NeMo Gym gives every server a directory; "." stands for none.
+		dir := c.spec.Dir
+		if dir == "" {
+			dir = "."
+		}
 		infos = append(infos, InstanceInfo{
 			ConfigPath:  c.spec.Instance,
-			DirPath:     c.spec.Dir,
+			DirPath:     dir,
 			Entrypoint:  c.spec.Entrypoint,
 			Host:        c.spec.Host,
 			Name:        c.spec.Implementation,

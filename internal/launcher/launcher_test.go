@@ -463,3 +463,49 @@ func TestStopDoesNotWaitForADaemonHoldingOutput(t *testing.T) {
 		t.Errorf("Stop took %s", d)
 	}
 }
+
+// The head server answers as NeMo Gym's does byte for byte where it
+// matters: no HTML escaping in either endpoint, and a dir_path for every
+// server ("." for one with no directory).
+func TestHeadServerBytes(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	h, err := startHead("127.0.0.1", port, "prompt: <a & b>\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.close()
+	l := &Launch{children: []*child{{spec: ChildSpec{Instance: "m", ServerType: "responses_api_models", Implementation: "replay_model", Entrypoint: "app.py", Host: "127.0.0.1", Port: 1}, proc: &process{pid: 7}}}}
+	h.setInstances(l.infos())
+	base := "http://127.0.0.1:" + strconv.Itoa(port)
+	for path, want := range map[string]string{
+		"/global_config_dict_yaml": `"prompt: <a & b>\n"`,
+		"/server_instances":        `"dir_path":"."`,
+	} {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(body), want) {
+			t.Errorf("%s = %s, want it to hold %s", path, body, want)
+		}
+	}
+}
+
+func TestSelfPrefixedLinesAreNotPrefixedTwice(t *testing.T) {
+	var out strings.Builder
+	tl := &tail{max: 2}
+	pumpLines(strings.NewReader("(srv) INFO: started\nplain\n"), "srv", false, &syncWriter{w: &out}, tl, nil, nil)
+	if want := "(srv) INFO: started\n(srv) plain\n"; out.String() != want {
+		t.Errorf("got %q, want %q", out.String(), want)
+	}
+	if got := tl.get(); got[0] != "INFO: started" {
+		t.Errorf("tail = %q", got)
+	}
+}

@@ -13,8 +13,13 @@ import (
 	"github.com/nemo-gym-go/gym/internal/python"
 )
 
-// rayStartTimeout bounds how long the Ray head may take to come up.
-const rayStartTimeout = 2 * time.Minute
+const (
+	// rayStartTimeout bounds how long the Ray head may take to come up.
+	rayStartTimeout = 2 * time.Minute
+	// rayStopGrace is how long the Ray head gets to end its cluster after
+	// SIGTERM (it takes a few seconds) before its group is killed.
+	rayStopGrace = 15 * time.Second
+)
 
 // pythonServers is what a run's Python servers share: the venv of each
 // server directory (none when uv is missing and python3 runs them) and the
@@ -114,19 +119,20 @@ func (l *Launch) startRayHead(ctx context.Context, venv python.Venv) (string, er
 		return "", fmt.Errorf("the Python servers need a Ray cluster, but %s has no ray (head_server_deps pins ray[default]); set ray_head_node_address to use a running cluster", venv.Dir)
 	}
 	c := &child{spec: ChildSpec{Instance: python.RayHeadName}, tail: &tail{max: 40}, pumpDone: make(chan struct{})}
-	ready := make(chan struct{})
-	readyOnce := false
+	ready := make(chan string, 1)
+	watch := &python.RayHead{Port: port}
+	announced := false
 	notify := func(line string) {
-		if !readyOnce && python.RayHeadReady(line) {
-			readyOnce = true
-			close(ready)
+		if addr, ok := watch.Watch(line); ok && !announced {
+			announced = true
+			ready <- addr
 		}
 	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return "", err
 	}
-	env := append(venv.Activate(l.opts.Environ), "RAY_USAGE_STATS_ENABLED=0")
+	env := python.RayHeadEnv(venv.Activate(l.opts.Environ))
 	proc, err := startProcess(argv[0], argv, l.opts.Cwd, env, pw, syscall.SIGTERM)
 	pw.Close()
 	if err != nil {
@@ -142,8 +148,8 @@ func (l *Launch) startRayHead(ctx context.Context, venv python.Venv) (string, er
 	timer := time.NewTimer(rayStartTimeout)
 	defer timer.Stop()
 	select {
-	case <-ready:
-		return python.RayAddress(port), nil
+	case addr := <-ready:
+		return addr, nil
 	case <-proc.exited:
 		c.drained()
 		return "", fmt.Errorf("the Ray head %s: %s", proc.exitDescription(), strings.Join(c.tail.get(), "\n  "))

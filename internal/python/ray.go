@@ -2,6 +2,7 @@ package python
 
 import (
 	"net"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -10,21 +11,51 @@ import (
 const RayHeadName = "ray_head"
 
 // RayHeadArgv starts a run's one Ray head in the foreground from a venv
-// that has the pinned ray[default], listening on loopback. `ray start
-// --block` stops every Ray process it started (GCS, raylet, agents) when it
-// gets SIGTERM, so ending it ends the cluster; the dashboard is off, so two
-// runs on one machine do not fight over its fixed port.
+// that has the pinned ray[default]. `ray start --block` stops every Ray
+// process it started (GCS, raylet, agents) when it gets SIGTERM, so ending
+// it ends the cluster. The node address is Ray's own choice, as with NeMo
+// Gym's local ray.init(); the dashboard is off, so two runs on one machine
+// do not fight over its fixed port.
 func RayHeadArgv(v Venv, port int) []string {
 	return []string{
-		v.Bin("ray"), "start", "--head", "--block",
-		"--node-ip-address=127.0.0.1", "--port=" + strconv.Itoa(port),
+		v.Bin("ray"), "start", "--head", "--block", "--port=" + strconv.Itoa(port),
 		"--include-dashboard=false", "--disable-usage-stats",
 		"--log-style=record", "--log-color=false",
 	}
 }
 
-// RayHeadReady reports whether a line of `ray start` says the cluster is up.
-func RayHeadReady(line string) bool { return strings.Contains(line, "Ray runtime started") }
+// RayHeadEnv is what the Ray head runs with beyond the venv: a cluster
+// private to one run has nothing to drain on shutdown, so it stops at once
+// rather than after Ray's 30 s drain (unless the user set the drain).
+func RayHeadEnv(environ []string) []string {
+	env := append([]string(nil), environ...)
+	for _, kv := range environ {
+		if strings.HasPrefix(kv, "RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S=") {
+			return env
+		}
+	}
+	return append(env, "RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S=0", "RAY_USAGE_STATS_ENABLED=0")
+}
 
-// RayAddress is the GCS address children put in ray.init(address=...).
-func RayAddress(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
+// rayNodeIPLine is where `ray start` says which address the node took
+// (its own choice: the machine's address, or loopback in Ray's
+// single-machine mode).
+var rayNodeIPLine = regexp.MustCompile(`Local node IP: (\S+)`)
+
+// RayHead follows `ray start`'s output until the cluster is up.
+type RayHead struct {
+	Port   int
+	nodeIP string
+}
+
+// Watch reads one line of `ray start` and returns the GCS address children
+// pass to ray.init(address=...) once the line says the cluster is up.
+func (r *RayHead) Watch(line string) (string, bool) {
+	if m := rayNodeIPLine.FindStringSubmatch(line); m != nil {
+		r.nodeIP = m[1]
+	}
+	if r.nodeIP == "" || !strings.Contains(line, "Ray runtime started") {
+		return "", false
+	}
+	return net.JoinHostPort(r.nodeIP, strconv.Itoa(r.Port)), true
+}
