@@ -22,6 +22,10 @@ func FuzzLoadConfig(f *testing.F) {
 		"a: ${oc.select:b,${oc.env:X,3}}\nb: '???'\n",
 		"a: ${.b}\nb: ${..a}\n",
 		"head_server: {port: ${x}}\nx: 5\n",
+		"big: 123456789012345678901234567890\nref: ${big}\ns: x${big}\nk: {123456789012345678901234567890: ${big}}\n",
+		"m: {responses_api_models: {x: {entrypoint: app.py, port: 123456789012345678901234567890}}}\n",
+		"head_server: {port: 0x10000000000000000}\nport_range_low: -9223372036854775809\n",
+		"r: {resources_servers: {x: {entrypoint: app.py, domain: math, datasets: [{type: example, name: n, jsonl_fpath: f, num_repeats: 99999999999999999999}]}}}\n",
 	} {
 		f.Add(seed)
 	}

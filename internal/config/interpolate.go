@@ -65,7 +65,7 @@ func (r *resolver) value(n *tree.Node, at Path) (*tree.Node, error) {
 		return nil, r.evalError(err, n, at)
 	}
 	if out.IsScalar() {
-		out = &tree.Node{Kind: out.Kind, Bool: out.Bool, Int: out.Int, Float: out.Float, Str: out.Str, Origin: n.Origin}
+		out = &tree.Node{Kind: out.Kind, Bool: out.Bool, Int: out.Int, Big: out.Big, Float: out.Float, Str: out.Str, Origin: n.Origin}
 	}
 	return out, nil
 }

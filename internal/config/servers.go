@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"sort"
 	"strconv"
 	"strings"
@@ -177,7 +178,7 @@ func validateInner(serverType string, inner *tree.Node, loc []string, at Path, v
 // and numeric strings. It returns the pydantic message otherwise.
 func laxInt(n *tree.Node) string {
 	switch n.Kind {
-	case tree.Int, tree.Bool:
+	case tree.Int, tree.BigInt, tree.Bool:
 		return ""
 	case tree.Float:
 		if n.Float == math.Trunc(n.Float) && !math.IsInf(n.Float, 0) {
@@ -185,8 +186,8 @@ func laxInt(n *tree.Node) string {
 		}
 		return "Input should be a valid integer, got a number with a fractional part"
 	case tree.String:
-		if _, err := strconv.ParseInt(strings.TrimSpace(n.Str), 10, 64); err == nil {
-			return ""
+		if _, ok := new(big.Int).SetString(strings.TrimSpace(n.Str), 10); ok {
+			return "" // of any size, as for Python
 		}
 		return "Input should be a valid integer, unable to parse string as an integer"
 	}
@@ -220,7 +221,7 @@ func validateDataset(d *tree.Node, loc []string) []fieldError {
 	if n := d.Get("num_repeats"); n != nil {
 		if msg := laxInt(n); msg != "" {
 			problems = append(problems, fieldError{sub("num_repeats"), msg})
-		} else if i, _ := intValue(n); i < 1 {
+		} else if i, ok := integerValue(n); !ok || i.Sign() < 1 {
 			problems = append(problems, fieldError{sub("num_repeats"), "Input should be greater than or equal to 1"})
 		}
 	}

@@ -200,8 +200,8 @@ func writeConfigJSON(b *bytes.Buffer, n *tree.Node, at string) error {
 		b.WriteString("null")
 	case tree.Bool:
 		b.WriteString(strconv.FormatBool(n.Bool))
-	case tree.Int:
-		b.WriteString(strconv.FormatInt(n.Int, 10))
+	case tree.Int, tree.BigInt:
+		b.WriteString(n.IntText())
 	case tree.Float:
 		if math.IsNaN(n.Float) || math.IsInf(n.Float, 0) {
 			return fmt.Errorf("%s is %s, which JSON cannot carry", at, tree.PythonFloatRepr(n.Float))

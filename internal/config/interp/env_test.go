@@ -3,7 +3,6 @@ package interp
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"unicode/utf8"
 
 	"github.com/nemo-gym-go/gym/internal/config/tree"
@@ -143,9 +142,10 @@ func keyNode(en tree.Entry) *tree.Node {
 		return tree.NewNull()
 	case tree.Bool:
 		return tree.NewBool(en.Key == "true")
-	case tree.Int:
-		i, _ := strconv.ParseInt(en.Key, 10, 64)
-		return tree.NewInt(i)
+	case tree.Int, tree.BigInt:
+		if n, err := tree.ParseDecimal(en.Key); err == nil {
+			return n
+		}
 	case tree.Float:
 		f, _ := parseFloat(en.Key)
 		return tree.NewFloat(f)
@@ -200,7 +200,17 @@ func testConfig() *tree.Node {
 		"server", m("host", s("localhost"), "port", i(8000), "url", s("http://${.host}:${.port}/v1"),
 			"peer", s("${..k.v}"), "mixed", tree.NewList(i(1), s("a"), tree.NewBool(true), tree.NewNull(), tree.NewFloat(0.5))),
 		"chain", s("${int}"),
+		"big", bigNum("123456789012345678901234567890"),
 	)
+}
+
+// bigNum is an int of any size, from its decimal digits.
+func bigNum(digits string) *tree.Node {
+	n, err := tree.ParseDecimal(digits)
+	if err != nil {
+		panic(err)
+	}
+	return n
 }
 
 func newFakeEnv() *fakeEnv {

@@ -439,26 +439,8 @@ func (p *parser) dictKey() (*tree.Node, error) {
 // pyKeyEqual is Python's == on dict keys: numbers compare by value across
 // bool, int and float (True, 1 and 1.0 are one key), nan equals nothing.
 func pyKeyEqual(a, b *tree.Node) bool {
-	num := func(n *tree.Node) (float64, bool) {
-		switch n.Kind {
-		case tree.Bool:
-			if n.Bool {
-				return 1, true
-			}
-			return 0, true
-		case tree.Int:
-			return float64(n.Int), true
-		case tree.Float:
-			return n.Float, true
-		}
-		return 0, false
-	}
-	if a.Kind == tree.Int && b.Kind == tree.Int {
-		return a.Int == b.Int
-	}
-	if x, ok := num(a); ok {
-		y, ok := num(b)
-		return ok && x == y
+	if eq, numeric := tree.NumbersEqual(a, b); numeric {
+		return eq
 	}
 	return a.Kind == b.Kind && a.Str == b.Str
 }
@@ -469,8 +451,8 @@ func keyText(k *tree.Node) string {
 		return "null"
 	case tree.Bool:
 		return strconv.FormatBool(k.Bool)
-	case tree.Int:
-		return strconv.FormatInt(k.Int, 10)
+	case tree.Int, tree.BigInt:
+		return k.IntText()
 	case tree.Float:
 		return tree.PythonFloatRepr(k.Float)
 	}
@@ -532,12 +514,12 @@ func (p *parser) typed(t token) (*tree.Node, error) {
 	case tBool:
 		return tree.NewBool(strings.EqualFold(raw, "true")), nil
 	case tInt:
-		i, err := strconv.ParseInt(strings.ReplaceAll(raw, "_", ""), 10, 64)
+		// Python ints are unbounded, but int() reads at most 4300 digits.
+		n, err := tree.ParseDecimal(raw)
 		if err != nil {
-			// Python ints are unbounded; tree holds int64.
-			return nil, p.fail(t, "integer %s is out of range", raw)
+			return nil, p.fail(t, "ValueError: %v", err)
 		}
-		return tree.NewInt(i), nil
+		return n, nil
 	case tFloat:
 		f, err := parseFloat(raw)
 		if err != nil {

@@ -2,7 +2,6 @@ package interp
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -39,8 +38,8 @@ func writeRepr(b *strings.Builder, n *tree.Node) {
 		b.WriteString("None")
 	case tree.Bool:
 		b.WriteString(pyBool(n.Bool))
-	case tree.Int:
-		b.WriteString(strconv.FormatInt(n.Int, 10))
+	case tree.Int, tree.BigInt:
+		b.WriteString(n.IntText())
 	case tree.Float:
 		b.WriteString(tree.PythonFloatRepr(n.Float))
 	case tree.String:
@@ -91,7 +90,7 @@ func writeKeyRepr(b *strings.Builder, e tree.Entry) {
 		default:
 			b.WriteString("False")
 		}
-	case tree.Int, tree.Float:
+	case tree.Int, tree.BigInt, tree.Float:
 		b.WriteString(e.Key)
 	default:
 		writeStrRepr(b, e.Key)

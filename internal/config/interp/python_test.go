@@ -15,6 +15,7 @@ func TestPythonStr(t *testing.T) {
 	m.SetEntry(tree.Entry{Key: "yes", KeyKind: tree.Bool, Value: tree.NewNull()})
 	m.SetEntry(tree.Entry{Key: "null", KeyKind: tree.Null, Value: tree.NewList()})
 	m.SetEntry(tree.Entry{Key: "2.5", KeyKind: tree.Float, Value: tree.NewMap()})
+	m.SetEntry(tree.Entry{Key: "-18446744073709551616", KeyKind: tree.BigInt, Value: bigNum("18446744073709551616")})
 	cases := []struct {
 		n         *tree.Node
 		str, repr string
@@ -24,6 +25,8 @@ func TestPythonStr(t *testing.T) {
 		{tree.NewBool(true), "True", "True"},
 		{tree.NewBool(false), "False", "False"},
 		{tree.NewInt(-42), "-42", "-42"},
+		{bigNum("123456789012345678901234567890"), "123456789012345678901234567890", "123456789012345678901234567890"},
+		{bigNum("-9223372036854775809"), "-9223372036854775809", "-9223372036854775809"},
 		{tree.NewFloat(1), "1.0", "1.0"},
 		{tree.NewFloat(1e16), "1e+16", "1e+16"},
 		{tree.NewFloat(0.0001), "0.0001", "0.0001"},
@@ -39,8 +42,8 @@ func TestPythonStr(t *testing.T) {
 		{tree.NewString("bad\xffutf8"), "bad\xffutf8", `'bad\xffutf8'`},
 		{tree.NewList(tree.NewInt(1), tree.NewString("a"), tree.NewBool(true), tree.NewNull(), tree.NewFloat(0.5),
 			tree.NewList(tree.NewString("it's"))), `[1, 'a', True, None, 0.5, ["it's"]]`, `[1, 'a', True, None, 0.5, ["it's"]]`},
-		{m, `{'v': 7, "it's": 'say "hi"', 3: False, True: None, None: [], 2.5: {}}`,
-			`{'v': 7, "it's": 'say "hi"', 3: False, True: None, None: [], 2.5: {}}`},
+		{m, `{'v': 7, "it's": 'say "hi"', 3: False, True: None, None: [], 2.5: {}, -18446744073709551616: 18446744073709551616}`,
+			`{'v': 7, "it's": 'say "hi"', 3: False, True: None, None: [], 2.5: {}, -18446744073709551616: 18446744073709551616}`},
 	}
 	for _, c := range cases {
 		if got := PythonStr(c.n); got != c.str {

@@ -71,6 +71,14 @@ func TestParseAllLayers(t *testing.T) {
 		{"delete float with equal int", []string{"+a=2.0", "~a=2"}, dict()},
 		{"delete with =null ignores the value", []string{"+a=1", "~a=null"}, dict()},
 		{"delete then add again", []string{"+a=1", "~a", "+a=2"}, dict("a", num(2))},
+		{"delete big int with equal big int", []string{"+a=123456789012345678901234567890", "~a=123456789012345678901234567890"}, dict()},
+		{"delete big int with equal float", []string{"+a=18446744073709551616", "~a=18446744073709551616.0"}, dict()},
+		{"delete float with equal big int", []string{"+a=1e30", "~a=int(1e30)"}, dict()},
+		{"delete big int inside a list", []string{"+a=[9223372036854775808]", "~a=[9223372036854775808.0]"}, dict()},
+
+		// ints beyond 64 bits are ints
+		{"big ints", []string{"+n=123456789012345678901234567890", "+m.x=-9223372036854775809", "++n=+9223372036854775808"},
+			dict("n", bignum("9223372036854775808"), "m", dict("x", bignum("-9223372036854775809")))},
 
 		// lists on the path
 		{"change a list item", []string{"+l=[1,2]", "l.1=5"}, dict("l", list(num(1), num(5)))},
@@ -138,6 +146,12 @@ func TestParseAllErrors(t *testing.T) {
 			"Error merging override a=[1]: cannot merge a list into the map at 'a' (Cannot merge DictConfig with ListConfig)"},
 
 		{"delete null", []string{"+a=null", "~a"}, "Could not delete from config. 'a' does not exist."},
+		{"delete big int with another big int", []string{"+a=123456789012345678901234567890", "~a=123456789012345678901234567891"},
+			"Could not delete from config. The value of 'a' is 123456789012345678901234567890 and not 123456789012345678901234567891."},
+		{"delete big int with the nearest float", []string{"+a=123456789012345678901234567890", "~a=1.2345678901234568e29"},
+			"Could not delete from config. The value of 'a' is 123456789012345678901234567890 and not 1.2345678901234568e+29."},
+		{"delete int with a float only near it", []string{"+a=9007199254740993", "~a=9007199254740992.0"},
+			"Could not delete from config. The value of 'a' is 9007199254740993 and not 9007199254740992.0."},
 		{"delete MISSING", []string{"+a=???", "~a"}, "Could not delete from config. 'a' does not exist."},
 		{"delete nested missing", []string{"+a.b=1", "~a.c"}, "Could not delete from config. 'a.c' does not exist."},
 		{"delete twice", []string{"+a=1", "~a", "~a"}, "Could not delete from config. 'a' does not exist."},

@@ -134,7 +134,7 @@ var castNull = &pyError{"AssertionError", "null cannot be cast"}
 
 func castInt(n *tree.Node) (*tree.Node, *pyError) {
 	switch n.Kind {
-	case tree.Int:
+	case tree.Int, tree.BigInt:
 		return n, nil
 	case tree.Bool:
 		if n.Bool {
@@ -149,17 +149,15 @@ func castInt(n *tree.Node) (*tree.Node, *pyError) {
 	return nil, castNull
 }
 
-// floatToInt is Python's int(float): truncation toward zero.
+// floatToInt is Python's int(float): truncation toward zero, of any size.
 func floatToInt(f float64) (*tree.Node, *pyError) {
 	switch {
 	case math.IsNaN(f):
 		return nil, &pyError{"ValueError", "cannot convert float NaN to integer"}
 	case math.IsInf(f, 0):
 		return nil, &pyError{"OverflowError", "cannot convert float infinity to integer"}
-	case f >= 1<<63 || f < -(1<<63):
-		return nil, &pyError{"OverflowError", tree.PythonFloatRepr(f) + " is out of range: gym keeps integers in 64 bits"}
 	}
-	return tree.NewInt(int64(f)), nil
+	return tree.FloatToInt(f), nil
 }
 
 func castFloat(n *tree.Node) (*tree.Node, *pyError) {
@@ -168,6 +166,12 @@ func castFloat(n *tree.Node) (*tree.Node, *pyError) {
 		return n, nil
 	case tree.Int:
 		return tree.NewFloat(float64(n.Int)), nil
+	case tree.BigInt:
+		f, ok := tree.IntToFloat(n.Big)
+		if !ok {
+			return nil, &pyError{"OverflowError", "int too large to convert to float"}
+		}
+		return tree.NewFloat(f), nil
 	case tree.Bool:
 		if n.Bool {
 			return tree.NewFloat(1), nil
@@ -183,8 +187,8 @@ func castStr(n *tree.Node) (*tree.Node, *pyError) {
 	switch n.Kind {
 	case tree.String:
 		return n, nil
-	case tree.Int:
-		return tree.NewString(strconv.FormatInt(n.Int, 10)), nil
+	case tree.Int, tree.BigInt:
+		return tree.NewString(n.IntText()), nil
 	case tree.Float:
 		return tree.NewString(tree.PythonFloatRepr(n.Float)), nil
 	case tree.Bool:
@@ -200,6 +204,8 @@ func castBool(n *tree.Node) (*tree.Node, *pyError) {
 		return n, nil
 	case tree.Int:
 		return tree.NewBool(n.Int != 0), nil
+	case tree.BigInt:
+		return tree.NewBool(true), nil // never zero
 	case tree.Float:
 		return tree.NewBool(n.Float != 0), nil // NaN is true, as in Python
 	case tree.String:
@@ -244,11 +250,11 @@ func pyInt(s string) (*tree.Node, *pyError) {
 	if len(t)-len(digits) > 1 || !digitRun(digits) {
 		return nil, &pyError{"ValueError", "invalid literal for int() with base 10: " + pyQuote(s)}
 	}
-	i, err := strconv.ParseInt(strings.ReplaceAll(t, "_", ""), 10, 64)
+	n, err := tree.ParseDecimal(t)
 	if err != nil {
-		return nil, &pyError{"OverflowError", t + " is out of range: gym keeps integers in 64 bits"}
+		return nil, &pyError{"ValueError", err.Error()}
 	}
-	return tree.NewInt(i), nil
+	return n, nil
 }
 
 // pyFloat is Python's float(str).

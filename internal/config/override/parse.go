@@ -438,8 +438,8 @@ func (p *parser) evalItem(a *ast) (*tree.Node, *ParseError) {
 // spells keys that are not strings.
 func keyText(k *tree.Node) string {
 	switch k.Kind {
-	case tree.Int:
-		return strconv.FormatInt(k.Int, 10)
+	case tree.Int, tree.BigInt:
+		return k.IntText()
 	case tree.Float:
 		return tree.PythonFloatRepr(k.Float)
 	case tree.Bool:
@@ -471,11 +471,12 @@ func (p *parser) primitiveValue(toks []token) (*tree.Node, *ParseError) {
 	case kQuoted:
 		return tree.NewString(unquote(s)), nil
 	case kInt:
-		i, err := strconv.ParseInt(strings.ReplaceAll(s, "_", ""), 10, 64)
+		// Python's int() has no size limit, only one on digits.
+		n, err := tree.ParseDecimal(s)
 		if err != nil {
-			return nil, p.errAt(t, "integer "+s+" is out of range: gym keeps integers in 64 bits")
+			return nil, p.errAt(t, "ValueError: "+err.Error()+"; quote the value to keep it as a string")
 		}
-		return tree.NewInt(i), nil
+		return n, nil
 	case kFloat:
 		return tree.NewFloat(parseFloatToken(s)), nil
 	case kNull:

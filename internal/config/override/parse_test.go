@@ -20,6 +20,15 @@ func list(items ...*tree.Node) *tree.Node {
 	return tree.NewList(items...)
 }
 
+// bignum is an int of any size, from its decimal digits.
+func bignum(digits string) *tree.Node {
+	n, err := tree.ParseDecimal(digits)
+	if err != nil {
+		panic(err)
+	}
+	return n
+}
+
 // dict builds a map from alternating string keys and values.
 func dict(kv ...any) *tree.Node {
 	m := tree.NewMap()
@@ -75,6 +84,8 @@ func show(n *tree.Node) string {
 	switch n.Kind {
 	case tree.Float:
 		return "float(" + tree.PythonFloatRepr(n.Float) + ")"
+	case tree.BigInt:
+		return "bigint(" + n.IntText() + ")"
 	case tree.List:
 		parts := make([]string, len(n.Items))
 		for i, it := range n.Items {
@@ -477,6 +488,46 @@ func TestParseCasts(t *testing.T) {
 	}
 }
 
+// TestParseBigInts: Hydra's ints are Python's, of any size, in every place
+// an int can appear and through every cast.
+func TestParseBigInts(t *testing.T) {
+	const big = "123456789012345678901234567890"
+	checkValues(t, []valueCase{
+		{big, bignum(big)},
+		{"-" + big, bignum("-" + big)},
+		{"+9223372036854775808", bignum("9223372036854775808")},
+		{"-9223372036854775809", bignum("-9223372036854775809")},
+		{"-1_000_000_000_000_000_000_000", bignum("-1000000000000000000000")},
+		{strings.Repeat("9", 4300), bignum(strings.Repeat("9", 4300))},
+		{"'" + big + "'", str(big)},
+		{big + "x", str(big + "x")},
+		{big + ".5", flt(1.2345678901234568e+29)},
+		{"[1," + big + "]", list(num(1), bignum(big))},
+		{"{a:" + big + "}", dict("a", bignum(big))},
+		{"int(" + big + ")", bignum(big)},
+		{"int(1e30)", bignum("1000000000000000019884624838656")},
+		{"int(-1e19)", bignum("-10000000000000000000")},
+		{"int(-9.223372036854775808e18)", num(math.MinInt64)},
+		{"int('" + big + "')", bignum(big)},
+		{"int(' -1_000_000_000_000_000_000_000 ')", bignum("-1000000000000000000000")},
+		{"float(" + big + ")", flt(1.2345678901234568e+29)},
+		{"float(-" + big + ")", flt(-1.2345678901234568e+29)},
+		{"str(" + big + ")", str(big)},
+		{"str([" + big + "])", list(str(big))},
+		{"bool(" + big + ")", boo(true)},
+		{"bool(-" + big + ")", boo(true)},
+	})
+	for _, tok := range []string{"+k={" + big + ":a}", "+k=str({" + big + ":1})"} {
+		ov, err := Parse(tok)
+		if err != nil || len(ov.Value.Entries) != 1 {
+			t.Fatalf("Parse(%q) = %v, %v", tok, show(ov.Value), err)
+		}
+		if e := ov.Value.Entries[0]; e.Key != big || e.KeyKind != tree.BigInt {
+			t.Errorf("Parse(%q): key %q of kind %v, want %s of kind big int", tok, e.Key, e.KeyKind, big)
+		}
+	}
+}
+
 func TestParseCastErrors(t *testing.T) {
 	tests := []struct{ value, msg string }{
 		{"int(inf)", "OverflowError while evaluating 'int(inf)': cannot convert float infinity to integer"},
@@ -488,8 +539,9 @@ func TestParseCastErrors(t *testing.T) {
 		{`int("it's")`, `ValueError while evaluating 'int("it's")': invalid literal for int() with base 10: "it's"`},
 		{"int([a,1])", "ValueError while evaluating 'int([a,1])': invalid literal for int() with base 10: 'a'"},
 		{"int({a:10,b:xyz})", "ValueError while evaluating 'int({a:10,b:xyz})': invalid literal for int() with base 10: 'xyz'"},
-		{"int(1e300)", "OverflowError while evaluating 'int(1e300)': 1e+300 is out of range: gym keeps integers in 64 bits"},
-		{"int('99999999999999999999')", "OverflowError while evaluating 'int('99999999999999999999')': 99999999999999999999 is out of range: gym keeps integers in 64 bits"},
+		{"int('" + strings.Repeat("9", 4301) + "')", "ValueError while evaluating 'int('" + strings.Repeat("9", 4301) + "')': Exceeds the limit (4300 digits) for integer string conversion: value has 4301 digits"},
+		{"float(" + strings.Repeat("9", 400) + ")", "OverflowError while evaluating 'float(" + strings.Repeat("9", 400) + ")': int too large to convert to float"},
+		{"float([1," + strings.Repeat("9", 400) + "])", "OverflowError while evaluating 'float([1," + strings.Repeat("9", 400) + "])': int too large to convert to float"},
 		{"int(null)", "AssertionError while evaluating 'int(null)': null cannot be cast"},
 		{"str([null])", "AssertionError while evaluating 'str([null])': null cannot be cast"},
 		{"float(null)", "AssertionError while evaluating 'float(null)': null cannot be cast"},
@@ -638,13 +690,16 @@ func TestParseErrors(t *testing.T) {
 		{"a:b=1", `Error parsing override 'a:b=1': mismatched input ':' expecting '=' (column 2)`},
 		{"~a:b", `Error parsing override '~a:b': mismatched input ':' expecting '=' or <EOF> (column 3)`},
 		{"+a=1=2", `Error parsing override '+a=1=2': mismatched input '=' expecting <EOF> (column 5)`},
-		{"+k=99999999999999999999", `Error parsing override '+k=99999999999999999999': integer 99999999999999999999 is out of range: gym keeps integers in 64 bits (column 4)`},
+		{"+k=" + strings.Repeat("9", 4301), "Error parsing override '+k=" + strings.Repeat("9", 4301) +
+			"': ValueError: Exceeds the limit (4300 digits) for integer string conversion: value has 4301 digits; quote the value to keep it as a string (column 4)"},
 		{"+k={a:}", `Error parsing override '+k={a:}': mismatched input '}' expecting a value (column 7)`},
 		{"+k=int(])", `Error parsing override '+k=int(])': mismatched input ']' expecting a value (column 8)`},
-		{"+k={99999999999999999999:1}", `Error parsing override '+k={99999999999999999999:1}': integer 99999999999999999999 is out of range: gym keeps integers in 64 bits (column 5)`},
+		{"+k={1_" + strings.Repeat("0", 4300) + ":1}", "Error parsing override '+k={1_" + strings.Repeat("0", 4300) +
+			":1}': ValueError: Exceeds the limit (4300 digits) for integer string conversion: value has 4301 digits; quote the value to keep it as a string (column 5)"},
 		{"~0", `Error parsing override '~0': token recognition error at: '0' (column 2)`},
 		{"+k=a\rb", `Error parsing override '+k=a` + "\r" + `b': token recognition error at: '\r' (column 5)`},
-		{"+k=[1,99999999999999999999]", `Error parsing override '+k=[1,99999999999999999999]': integer 99999999999999999999 is out of range: gym keeps integers in 64 bits (column 7)`},
+		{"+k=[1,-" + strings.Repeat("9", 4301) + "]", "Error parsing override '+k=[1,-" + strings.Repeat("9", 4301) +
+			"]': ValueError: Exceeds the limit (4300 digits) for integer string conversion: value has 4301 digits; quote the value to keep it as a string (column 7)"},
 	}
 	for _, tt := range tests {
 		_, err := Parse(tt.tok)

@@ -1,7 +1,6 @@
 package override
 
 import (
-	"math"
 	"strconv"
 	"strings"
 	"unicode"
@@ -75,8 +74,8 @@ func pyRepr(n *tree.Node) string {
 			return "True"
 		}
 		return "False"
-	case tree.Int:
-		return strconv.FormatInt(n.Int, 10)
+	case tree.Int, tree.BigInt:
+		return n.IntText()
 	case tree.Float:
 		return tree.PythonFloatRepr(n.Float)
 	case tree.String:
@@ -103,9 +102,11 @@ func pyRepr(n *tree.Node) string {
 // into its value.
 func keyNode(e tree.Entry) *tree.Node {
 	switch e.KeyKind {
-	case tree.Int:
-		i, _ := strconv.ParseInt(e.Key, 10, 64)
-		return tree.NewInt(i)
+	case tree.Int, tree.BigInt:
+		if n, err := tree.ParseDecimal(e.Key); err == nil {
+			return n
+		}
+		return tree.NewString(e.Key)
 	case tree.Float:
 		return tree.NewFloat(parseFloatToken(e.Key))
 	case tree.Bool:
@@ -117,9 +118,8 @@ func keyNode(e tree.Entry) *tree.Node {
 // pyEqual is Python's == between an override value and a config value:
 // numbers (bools included) compare by value, maps ignore key order.
 func pyEqual(a, b *tree.Node) bool {
-	if x, ok := number(a); ok {
-		y, ok := number(b)
-		return ok && x.equal(y)
+	if eq, numeric := tree.NumbersEqual(a, b); numeric {
+		return eq
 	}
 	if a.Kind != b.Kind {
 		return false
@@ -150,43 +150,4 @@ func pyEqual(a, b *tree.Node) bool {
 		return true
 	}
 	return true // both null
-}
-
-// pyNumber is a Python int, bool or float for comparison.
-type pyNumber struct {
-	isFloat bool
-	i       int64
-	f       float64
-}
-
-func number(n *tree.Node) (pyNumber, bool) {
-	switch n.Kind {
-	case tree.Int:
-		return pyNumber{i: n.Int}, true
-	case tree.Bool:
-		if n.Bool {
-			return pyNumber{i: 1}, true
-		}
-		return pyNumber{}, true
-	case tree.Float:
-		return pyNumber{isFloat: true, f: n.Float}, true
-	}
-	return pyNumber{}, false
-}
-
-// equal compares exactly, as Python compares an int with a float.
-func (x pyNumber) equal(y pyNumber) bool {
-	switch {
-	case x.isFloat && y.isFloat:
-		return x.f == y.f
-	case x.isFloat:
-		return floatEqualsInt(x.f, y.i)
-	case y.isFloat:
-		return floatEqualsInt(y.f, x.i)
-	}
-	return x.i == y.i
-}
-
-func floatEqualsInt(f float64, i int64) bool {
-	return f == math.Trunc(f) && f >= -(1<<63) && f < 1<<63 && int64(f) == i
 }

@@ -28,10 +28,12 @@ const maxFlattenDepth = 1000
 //
 // Errors come in two kinds. What PyYAML itself rejects fails at once. What
 // PyYAML accepts but OmegaConf or gym's tree cannot hold (a self-containing
-// node, a timestamp, an int beyond 64 bits, a null key) is only an error if
-// it reaches the result: a later duplicate of a non-string key or a merge
-// override can still discard it. Such values become placeholders, checked
-// by checkDeferred once the document is built.
+// node, a timestamp, a null key) is only an error if it reaches the
+// result: a later duplicate of a non-string key or a merge override can
+// still discard it. Such values become placeholders, checked by
+// checkDeferred once the document is built. Integers have no size limit,
+// as in Python, except that a decimal one may have at most
+// tree.MaxIntDigits digits, which Python's int() refuses at once.
 type builder struct {
 	file         string
 	budget       int // nodes and merged pairs still allowed
@@ -221,7 +223,11 @@ func (b *builder) constructMap(p *pnode) (*tree.Node, error) {
 		case e.KeyKind == tree.Null:
 			unusable = b.deferErr(pr.key, "found null key; OmegaConf keys must be strings, numbers or booleans")
 		case m.Has(e.Key):
-			unusable = b.deferErr(pr.key, "found key %s of type %s, which gym cannot tell apart from an earlier key of another type", e.Key, e.KeyKind)
+			kind := e.KeyKind.String()
+			if e.KeyKind == tree.BigInt {
+				kind = tree.Int.String() // Python's type, whatever its size
+			}
+			unusable = b.deferErr(pr.key, "found key %s of type %s, which gym cannot tell apart from an earlier key of another type", e.Key, kind)
 		default:
 			e.Value = v
 			index[id] = len(m.Entries)
@@ -235,7 +241,8 @@ func (b *builder) constructMap(p *pnode) (*tree.Node, error) {
 }
 
 // pyKey is a key's identity under Python's dict equality, where True, 1
-// and 1.0 are the same key.
+// and 1.0 are the same key. Integers beyond 64 bits are kind 'b' with their
+// decimal digits in s.
 type pyKey struct {
 	kind byte
 	s    string
@@ -255,14 +262,20 @@ func (b *builder) entry(k *tree.Node) (tree.Entry, pyKey) {
 		return tree.Entry{Key: strconv.FormatBool(k.Bool), KeyKind: tree.Bool}, pyKey{kind: 'n', i: i}
 	case tree.Int:
 		return tree.Entry{Key: strconv.FormatInt(k.Int, 10), KeyKind: tree.Int}, pyKey{kind: 'n', i: k.Int}
+	case tree.BigInt:
+		text := k.IntText()
+		return tree.Entry{Key: text, KeyKind: tree.BigInt}, pyKey{kind: 'b', s: text}
 	case tree.Float:
 		e := tree.Entry{Key: tree.PythonFloatRepr(k.Float), KeyKind: tree.Float}
 		switch f := k.Float; {
 		case math.IsNaN(f):
 			b.nanKey++
 			return e, pyKey{kind: 'x', i: int64(b.nanKey)}
-		case f == math.Trunc(f) && f >= math.MinInt64 && f < math.MaxInt64:
-			return e, pyKey{kind: 'n', i: int64(f)}
+		case f == math.Trunc(f) && !math.IsInf(f, 0):
+			// An integral float is the same key as the int of its value,
+			// beyond 64 bits too (2.0**64 and 2**64).
+			_, id := b.entry(tree.FloatToInt(f))
+			return e, id
 		default:
 			return e, pyKey{kind: 'f', f: math.Float64bits(f)}
 		}
@@ -332,50 +345,54 @@ func (b *builder) flatten(p *pnode) error {
 
 func (b *builder) constructInt(p *pnode) (*tree.Node, error) {
 	v := strings.ReplaceAll(p.value, "_", "")
-	sign := int64(1)
-	if v != "" && v[0] == '-' {
-		sign = -1
-	}
+	neg := v != "" && v[0] == '-'
 	if v != "" && (v[0] == '+' || v[0] == '-') {
 		v = v[1:]
 	}
 	var n *big.Int
-	ok := true
+	var err error
 	switch {
 	case v == "0":
 		n = new(big.Int)
 	case strings.HasPrefix(v, "0b"):
-		n, ok = pyParseInt(v[2:], 2)
+		n, err = pyParseInt(v[2:], 2)
 	case strings.HasPrefix(v, "0x"):
-		n, ok = pyParseInt(v[2:], 16)
+		n, err = pyParseInt(v[2:], 16)
 	case strings.HasPrefix(v, "0"):
-		n, ok = pyParseInt(v, 8)
+		n, err = pyParseInt(v, 8)
 	case strings.Contains(v, ":"):
 		n = new(big.Int)
 		unit := big.NewInt(1)
 		parts := strings.Split(v, ":")
-		for i := len(parts) - 1; i >= 0 && ok; i-- {
+		for i := len(parts) - 1; i >= 0 && err == nil; i-- {
 			var d *big.Int
-			if d, ok = pyParseInt(parts[i], 10); ok {
+			if d, err = pyParseInt(parts[i], 10); err == nil {
 				n.Add(n, d.Mul(d, unit))
 				unit.Mul(unit, big.NewInt(60))
 			}
 		}
 	default:
-		n, ok = pyParseInt(v, 10)
+		n, err = pyParseInt(v, 10)
 	}
-	if !ok {
+	if err != nil {
+		if _, ok := errors.AsType[*tree.IntDigitsError](err); ok {
+			// Python's int() raises ValueError, and PyYAML with it.
+			return nil, b.errAt(p, "integer too long: %v, Python's limit for a decimal integer; quote it to keep it as a string", err)
+		}
 		return nil, b.errAt(p, "invalid integer %q", p.value)
 	}
-	n.Mul(n, big.NewInt(sign))
-	if !n.IsInt64() {
-		return b.deferErr(p, "integer %s does not fit in 64 bits", n), nil
+	if neg {
+		n.Neg(n)
 	}
-	return tree.NewInt(n.Int64()), nil
+	return tree.NewBigInt(n), nil
 }
 
-// pyParseInt is Python's int(s, base) for bases 2, 8, 10 and 16.
-func pyParseInt(s string, base int) (*big.Int, bool) {
+var errInvalidInt = errors.New("invalid integer")
+
+// pyParseInt is Python's int(s, base) for bases 2, 8, 10 and 16. As in
+// Python, base 10 refuses more than tree.MaxIntDigits digits, with a
+// *tree.IntDigitsError; the other bases have no limit.
+func pyParseInt(s string, base int) (*big.Int, error) {
 	s = trimPySpace(pyNumericASCII(s))
 	neg := false
 	if s != "" && (s[0] == '+' || s[0] == '-') {
@@ -388,24 +405,27 @@ func pyParseInt(s string, base int) (*big.Int, bool) {
 	var digits strings.Builder
 	for i := 0; i < len(s); i++ {
 		if s[i] == '+' || s[i] == '-' {
-			return nil, false // big.Int would take a second sign
+			return nil, errInvalidInt // big.Int would take a second sign
 		}
 		if s[i] == '_' {
 			if i == 0 || i+1 == len(s) || s[i+1] == '_' {
-				return nil, false
+				return nil, errInvalidInt
 			}
 			continue
 		}
 		digits.WriteByte(s[i])
 	}
+	if base == 10 && digits.Len() > tree.MaxIntDigits {
+		return nil, &tree.IntDigitsError{Digits: digits.Len()}
+	}
 	n, ok := new(big.Int).SetString(digits.String(), base)
 	if !ok || digits.Len() == 0 {
-		return nil, false
+		return nil, errInvalidInt
 	}
 	if neg {
 		n.Neg(n)
 	}
-	return n, true
+	return n, nil
 }
 
 // constructFloat is PyYAML's construct_yaml_float.

@@ -2,6 +2,7 @@ package pyyaml
 
 import (
 	"math"
+	"math/big"
 	"strconv"
 	"strings"
 
@@ -72,8 +73,8 @@ func valueScalar(n *tree.Node) scalar {
 		return newScalar("null", tagNull, false)
 	case tree.Bool:
 		return newScalar(strconv.FormatBool(n.Bool), tagBool, false)
-	case tree.Int:
-		return newScalar(strconv.FormatInt(n.Int, 10), tagInt, false)
+	case tree.Int, tree.BigInt:
+		return newScalar(n.IntText(), tagInt, false)
 	case tree.Float:
 		return newScalar(representFloat(n.Float), tagFloat, false)
 	}
@@ -91,9 +92,12 @@ func keyScalar(e tree.Entry) scalar {
 		case "true", "false":
 			return newScalar(e.Key, tagBool, false)
 		}
-	case tree.Int:
+	case tree.Int, tree.BigInt:
 		if i, err := strconv.ParseInt(e.Key, 10, 64); err == nil {
 			return newScalar(strconv.FormatInt(i, 10), tagInt, false)
+		}
+		if i, ok := new(big.Int).SetString(e.Key, 10); ok {
+			return newScalar(i.String(), tagInt, false)
 		}
 	case tree.Float:
 		if f, err := strconv.ParseFloat(e.Key, 64); err == nil {

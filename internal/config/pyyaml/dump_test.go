@@ -97,6 +97,15 @@ var dumpCases = []struct {
 		strings.Repeat("k", 122) + ": 1\n? " + strings.Repeat("k", 123) + "\n: 2\n? 'multi\n\n  line'\n: 3\n\"tab\\tkey\":\n  x: 1\n"},
 	{"complex key with a list value", mp("multi\nline", ls(1, 2)), "? 'multi\n\n  line'\n: - 1\n  - 2\n"},
 	{"a key of the zero kind is a string", &tree.Node{Kind: tree.Map, Entries: []tree.Entry{{Key: "yes", Value: v(1)}}}, "'yes': 1\n"},
+	{"ints beyond 64 bits are plain digits, keys too",
+		mp("a", bigInt("123456789012345678901234567890"), "b", bigInt("-9223372036854775809"),
+			"c", ls(bigInt("18446744073709551616")), key{"123456789012345678901234567890", tree.BigInt}, "k",
+			key{"-18446744073709551616", tree.Int}, "text of an Int key beyond 64 bits",
+			"s", "123456789012345678901234567890"),
+		"a: 123456789012345678901234567890\nb: -9223372036854775809\nc:\n- 18446744073709551616\n" +
+			"123456789012345678901234567890: k\n-18446744073709551616: text of an Int key beyond 64 bits\n" +
+			"s: '123456789012345678901234567890'\n"},
+	{"top-level big int", v(bigInt("-123456789012345678901234567890")), "-123456789012345678901234567890\n...\n"},
 	{"top-level plain scalar ends the document", v("plain"), "plain\n...\n"},
 	{"top-level int", v(5), "5\n...\n"},
 	{"top-level null", v(nil), "null\n...\n"},

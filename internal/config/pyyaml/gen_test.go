@@ -3,6 +3,7 @@ package pyyaml
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -67,10 +68,13 @@ func randScalar(r *rand.Rand) *tree.Node {
 		return tree.NewBool(r.IntN(2) == 0)
 	case 2:
 		ints := []int64{0, 1, -1, 42, math.MaxInt64, math.MinInt64, 8, 1000000}
-		if r.IntN(2) == 0 {
+		switch r.IntN(3) {
+		case 0:
 			return tree.NewInt(ints[r.IntN(len(ints))])
+		case 1:
+			return tree.NewInt(r.Int64() >> r.IntN(63))
 		}
-		return tree.NewInt(r.Int64() >> r.IntN(63))
+		return randBigInt(r)
 	case 3:
 		if r.IntN(2) == 0 {
 			return tree.NewFloat(trickyFloats[r.IntN(len(trickyFloats))])
@@ -80,10 +84,29 @@ func randScalar(r *rand.Rand) *tree.Node {
 	return tree.NewString(randString(r))
 }
 
+var trickyBigInts = []string{
+	"9223372036854775808", "-9223372036854775809", "18446744073709551616", "-18446744073709551616",
+	"123456789012345678901234567890", "-123456789012345678901234567890", strings.Repeat("9", 400),
+}
+
+// randBigInt draws an integer beyond 64 bits.
+func randBigInt(r *rand.Rand) *tree.Node {
+	if r.IntN(2) == 0 {
+		return tree.NewBigInt(bigInt(trickyBigInts[r.IntN(len(trickyBigInts))]))
+	}
+	x := new(big.Int).SetUint64(r.Uint64() | 1<<63)
+	x.Lsh(x, uint(1+r.IntN(200)))
+	x.Add(x, new(big.Int).SetUint64(r.Uint64()))
+	if r.IntN(2) == 0 {
+		x.Neg(x)
+	}
+	return tree.NewBigInt(x)
+}
+
 // randKey draws a key that a YAML file could produce: mostly strings, and
-// the canonical text of bool, int and float keys.
+// the canonical text of bool, int (of any size) and float keys.
 func randKey(r *rand.Rand) (string, tree.Kind) {
-	switch r.IntN(12) {
+	switch r.IntN(13) {
 	case 0:
 		return strconv.FormatBool(r.IntN(2) == 0), tree.Bool
 	case 1:
@@ -94,6 +117,8 @@ func randKey(r *rand.Rand) (string, tree.Kind) {
 			f = 2.5
 		}
 		return tree.PythonFloatRepr(f), tree.Float
+	case 3:
+		return randBigInt(r).IntText(), tree.BigInt
 	}
 	return randString(r), tree.String
 }
@@ -182,7 +207,10 @@ var plainTokens = []string{
 	"190:20:30", "1:30.5", "1e3", "1E3", "1e+3", "1e-3", "1.5e3", "1.5e+3", "-1e3", "+1e3", "1.", "-1.",
 	".5", "._", "._5", "+.5", "-.5", ".inf", "-.Inf", "+.INF", ".nan", "-.nan", ".NaN", "1_0e1",
 	"12345678901234567890", "9223372036854775807", "9223372036854775808", "-9223372036854775808",
-	"-9223372036854775809", "0x8000000000000000", "1e400", "2020-01-01", "2020-1-1",
+	"-9223372036854775809", "0x8000000000000000", "1e400", "123456789012345678901234567890",
+	"-1_000_000_000_000_000_000_000", "+0xFFFF_FFFF_FFFF_FFFF_FFFF", "-0777777777777777777777777",
+	"0b11111111111111111111111111111111111111111111111111111111111111111", "190:20:30:15:12:12:12:12:12:12:12",
+	"18446744073709551616.0", "2020-01-01", "2020-1-1",
 	"2001-12-14 21:59:43.10 -5", "plain text", "a b  c", "ünïcödé", "x:y", "-x", "?x", "${a.b}",
 	"???", "1.0.0", "v1", "0.0.0.0", "http://h:1/p", "1,000", "+", "-", ".", "1e", ".e1", "0xg",
 }

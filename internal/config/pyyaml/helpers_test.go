@@ -3,6 +3,7 @@ package pyyaml
 import (
 	"fmt"
 	"math"
+	"math/big"
 
 	"github.com/nemo-gym-go/gym/internal/config/tree"
 )
@@ -20,6 +21,8 @@ func v(x any) *tree.Node {
 		return tree.NewInt(int64(x))
 	case int64:
 		return tree.NewInt(x)
+	case *big.Int:
+		return tree.NewBigInt(x)
 	case float64:
 		return tree.NewFloat(x)
 	case string:
@@ -57,6 +60,15 @@ func mp(kv ...any) *tree.Node {
 }
 
 func ls(items ...any) *tree.Node { return v(items) }
+
+// bigInt is the integer with decimal digits s, of any size.
+func bigInt(s string) *big.Int {
+	x, ok := new(big.Int).SetString(s, 10)
+	if !ok {
+		panic("bigInt: " + s)
+	}
+	return x
+}
 
 var (
 	inf = math.Inf(1)

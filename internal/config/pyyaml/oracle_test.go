@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/nemo-gym-go/gym/internal/config/tree"
@@ -91,8 +93,8 @@ func treeJSON(n *tree.Node) map[string]any {
 		return map[string]any{"t": "null"}
 	case tree.Bool:
 		return map[string]any{"t": "bool", "v": n.Bool}
-	case tree.Int:
-		return map[string]any{"t": "int", "v": strconv.FormatInt(n.Int, 10)}
+	case tree.Int, tree.BigInt:
+		return map[string]any{"t": "int", "v": n.IntText()}
 	case tree.Float:
 		return map[string]any{"t": "float", "v": pyFloatHex(n.Float)}
 	case tree.String:
@@ -110,9 +112,9 @@ func treeJSON(n *tree.Node) map[string]any {
 		switch e.KeyKind {
 		case tree.Bool:
 			k = tree.NewBool(e.Key == "true")
-		case tree.Int:
-			i, _ := strconv.ParseInt(e.Key, 10, 64)
-			k = tree.NewInt(i)
+		case tree.Int, tree.BigInt:
+			i, _ := new(big.Int).SetString(e.Key, 10)
+			k = tree.NewBigInt(i)
 		case tree.Float:
 			f, _ := strconv.ParseFloat(e.Key, 64)
 			k = tree.NewFloat(f)
@@ -155,8 +157,11 @@ func fromOracleTree(t *testing.T, raw json.RawMessage) (*tree.Node, error) {
 		if err := json.Unmarshal(jt.V, &s); err != nil {
 			return nil, err
 		}
-		i, err := strconv.ParseInt(s, 10, 64)
-		return tree.NewInt(i), err
+		i, ok := new(big.Int).SetString(s, 10)
+		if !ok {
+			return nil, errors.New("oracle int " + s)
+		}
+		return tree.NewBigInt(i), nil
 	case "float":
 		var s string
 		if err := json.Unmarshal(jt.V, &s); err != nil {
@@ -361,4 +366,13 @@ var oracleDocs = []string{
 	"a: 0o17\nb: 0O17\n", "a: 1_\n", "a: 0b\n", "a: 0x\n", "a: +0b1\n", "a: -0x_1\n", "a: 1:2:3\n",
 	"a: 1.5:2\n", "a: 12:30:00.5\n", "<<: {a: 1}\nb: 2\n", "b: 2\n<<: {b: 1, c: 3}\n", "? |\n  k\n: v\n",
 	"a: \"\\t\" \n", "a: 'x' # c\n", "a: \"x\"#c\n", "[a]: 1\n", "{a: 1}: 2\n", "a: [b]: c\n",
+	// Python's limit on decimal int digits, which other bases escape
+	"a: " + strings.Repeat("9", 4300) + "\n", "a: " + strings.Repeat("9", 4301) + "\n",
+	"a: -" + strings.Repeat("1_", 2150) + "1\n", "1: " + strings.Repeat("9", 4301) + "\n1: 2\n",
+	"a: 0x" + strings.Repeat("f", 3000) + "\n", "a: 0" + strings.Repeat("7", 4301) + "\n",
+	"a: 1" + strings.Repeat(":59", 2000) + "\n", "a: " + strings.Repeat("1", 4301) + ":1\n",
+	"a: !!int '" + strings.Repeat("9", 4301) + "'\n",
+	// big int keys meeting equal floats and ints of other spellings
+	"18446744073709551616: a\n0x10000000000000000: b\n1.8446744073709552e19: c\n",
+	"1.8446744073709552e19: a\n18446744073709551616: b\n", "1e400: a\n.inf: b\n",
 }

@@ -6,6 +6,7 @@ package tree
 
 import (
 	"fmt"
+	"math/big"
 	"strconv"
 )
 
@@ -20,6 +21,13 @@ const (
 	String
 	Map
 	List
+	// BigInt is an integer that int64 cannot hold, which Python (and so
+	// PyYAML, OmegaConf and Hydra) reads as an ordinary int. It is a kind
+	// of its own so that code reading Int for int64 values never sees a
+	// wrong number: such code does not match it and refuses it instead.
+	// Int and BigInt never overlap: NewBigInt gives Int whenever the value
+	// fits.
+	BigInt
 )
 
 func (k Kind) String() string {
@@ -38,6 +46,8 @@ func (k Kind) String() string {
 		return "map"
 	case List:
 		return "list"
+	case BigInt:
+		return "big int"
 	}
 	return "kind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -92,9 +102,14 @@ type Entry struct {
 
 // Node is one value in the tree. Only the fields for its Kind are meaningful.
 type Node struct {
-	Kind    Kind
-	Bool    bool
-	Int     int64
+	Kind Kind
+	Bool bool
+	// Int is the value of an Int node only; a BigInt node leaves it 0.
+	// IntText, BigValue and IsInteger serve both kinds.
+	Int int64
+	// Big is the value of a BigInt node. Treat it as read-only, since nodes
+	// may share it (Clone copies it): build a new node with NewBigInt.
+	Big     *big.Int
 	Float   float64
 	Str     string
 	Entries []Entry // Map, in insertion order
@@ -237,6 +252,8 @@ func (n *Node) Clone() *Node {
 	c := *n
 	c.index = nil
 	switch n.Kind {
+	case BigInt:
+		c.Big = new(big.Int).Set(n.Big)
 	case Map:
 		c.Entries = make([]Entry, len(n.Entries))
 		for i, e := range n.Entries {
@@ -268,6 +285,8 @@ func Equal(a, b *Node) bool {
 		return a.Bool == b.Bool
 	case Int:
 		return a.Int == b.Int
+	case BigInt:
+		return a.Big.Cmp(b.Big) == 0
 	case Float:
 		return a.Float == b.Float
 	case String:
@@ -317,8 +336,8 @@ func (n *Node) GoString() string {
 		return "null"
 	case Bool:
 		return strconv.FormatBool(n.Bool)
-	case Int:
-		return strconv.FormatInt(n.Int, 10)
+	case Int, BigInt:
+		return n.IntText()
 	case Float:
 		return strconv.FormatFloat(n.Float, 'g', -1, 64)
 	case String:
