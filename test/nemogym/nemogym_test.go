@@ -100,3 +100,76 @@ func TestNeMoGymPythonServersUnderGym(t *testing.T) {
 	}
 	h.assertNothingLeft(t, 10*time.Second)
 }
+
+// rayProbe is a NeMo Gym resources server that declares it uses Ray: at
+// start it joins the cluster named in its config (NeMo Gym's
+// initialize_ray) and runs one Ray task.
+const rayProbe = `import ray
+from nemo_gym.base_resources_server import BaseResourcesServerConfig, BaseVerifyRequest, BaseVerifyResponse, SimpleResourcesServer
+
+
+@ray.remote
+def square(x):
+    return x * x
+
+
+class RayProbeConfig(BaseResourcesServerConfig):
+    pass
+
+
+class RayProbe(SimpleResourcesServer):
+    ray_enabled = True
+    config: RayProbeConfig
+
+    def setup_webserver(self):
+        app = super().setup_webserver()
+        print("ray task gave", ray.get(square.remote(7)), "on", ray.get_runtime_context().gcs_address, flush=True)
+        return app
+
+    async def verify(self, body: BaseVerifyRequest) -> BaseVerifyResponse:
+        return BaseVerifyResponse(**body.model_dump(), reward=1.0)
+
+
+if __name__ == "__main__":
+    RayProbe.run_webserver()
+`
+
+const rayProbes = `probe_a:
+  resources_servers:
+    ray_probe: {entrypoint: app.py, domain: other}
+probe_b:
+  resources_servers:
+    ray_probe: {entrypoint: app.py, domain: other}
+`
+
+// (4) One Ray head shared by two Python servers, and nothing of Ray left
+// after SIGINT and after SIGKILL of gym.
+func TestOneRayHeadSharedAndNothingLeft(t *testing.T) {
+	h := newHarness(t)
+	h.write("resources_servers/ray_probe/app.py", rayProbe, 0o644)
+	h.write("resources_servers/ray_probe/requirements.txt", "-e nemo-gym[dev] @ ../../\n", 0o644)
+	h.write("servers.yaml", rayProbes, 0o644)
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGKILL} {
+		t.Run(sig.String(), func(t *testing.T) {
+			head := freePort(t)
+			start := h.start(context.Background(), h.gym+" env start --config servers.yaml ++uv_cache_dir=/var/cache/uv ++skip_venv_if_present=true ++head_server.port="+strconv.Itoa(head))
+			start.waitFor(t, "All 2 / 2 servers ready", startTimeout)
+			out := start.output()
+			gave := regexp.MustCompile(`\((probe_[ab])\) ray task gave 49 on (\S+)`).FindAllStringSubmatch(out, -1)
+			if len(gave) != 2 || gave[0][2] != gave[1][2] {
+				t.Fatalf("want both probes to run a Ray task on one cluster, got %q:\n%s", gave, out)
+			}
+			if !strings.Contains(out, "Connecting to Ray cluster at specified address: "+gave[0][2]) {
+				t.Errorf("the probes did not join the cluster named in their config:\n%s", out)
+			}
+			if heads := rootProcesses(h.root, "gcs_server"); len(heads) != 1 {
+				t.Errorf("want one GCS, found %q", heads)
+			}
+			code := start.stop(t, sig)
+			if sig == syscall.SIGINT && code != 0 {
+				t.Errorf("exit %d after SIGINT", code)
+			}
+			h.assertNothingLeft(t, 20*time.Second)
+		})
+	}
+}
