@@ -12,18 +12,21 @@ import (
 	"github.com/nemo-gym-go/gym/internal/config/tree"
 )
 
-// Server types are the three literal keys that make a top-level block a server.
+// Server types are the literal keys that make a top-level block a server.
+// nemo-gym 0.7.0 added environment servers, which front agents for its
+// rollout collection.
 const (
-	ModelsType    = "responses_api_models"
-	ResourcesType = "resources_servers"
-	AgentsType    = "responses_api_agents"
+	ModelsType       = "responses_api_models"
+	ResourcesType    = "resources_servers"
+	AgentsType       = "responses_api_agents"
+	EnvironmentsType = "environment_servers"
 )
 
 // ServerTypes in NeMo Gym's order.
-var ServerTypes = []string{ModelsType, ResourcesType, AgentsType}
+var ServerTypes = []string{ModelsType, ResourcesType, AgentsType, EnvironmentsType}
 
 func isServerType(s string) bool {
-	return s == ModelsType || s == ResourcesType || s == AgentsType
+	return s == ModelsType || s == ResourcesType || s == AgentsType || s == EnvironmentsType
 }
 
 // reservedKeys are top-level keys never treated as server ids (spec §10.1).

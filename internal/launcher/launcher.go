@@ -62,6 +62,7 @@ type child struct {
 	started  time.Time
 	output   *os.File // read end of the child's stdout/stderr pipe
 	pumpDone chan struct{}
+	tempDir  string // removed once the child's group is gone (the Ray head's)
 }
 
 // drainGrace bounds how long output may keep flowing after a server's
@@ -348,6 +349,7 @@ func (l *Launch) Stop() {
 			}
 			l.ray.drained()
 			l.ray.output.Close()
+			os.RemoveAll(l.ray.tempDir)
 		}
 		if l.head != nil {
 			l.head.close()

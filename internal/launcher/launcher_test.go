@@ -235,7 +235,8 @@ func getJSON(t *testing.T, url string, v any) {
 func TestCrashMidRunStopsTheRest(t *testing.T) {
 	needPython(t)
 	f := newFixture(t)
-	f.environ = append(f.environ, "EXIT_AFTER=0.5")
+	// Late enough that both servers are ready first, even on a loaded machine.
+	f.environ = append(f.environ, "EXIT_AFTER=2")
 	opts := f.options(t, server("py", "pystub", "app.py")+server("forker", "forking", "app.sh"))
 	l, err := Start(context.Background(), opts)
 	if err != nil {

@@ -114,11 +114,16 @@ func (l *Launch) startRayHead(ctx context.Context, venv python.Venv) (string, er
 	if err != nil {
 		return "", fmt.Errorf("cannot find a free port for the Ray head: %w", err)
 	}
-	argv := python.RayHeadArgv(venv, port)
-	if _, err := os.Stat(argv[0]); err != nil {
+	if _, err := os.Stat(venv.Bin("ray")); err != nil {
 		return "", fmt.Errorf("the Python servers need a Ray cluster, but %s has no ray (head_server_deps pins ray[default]); set ray_head_node_address to use a running cluster", venv.Dir)
 	}
-	c := &child{spec: ChildSpec{Instance: python.RayHeadName}, tail: &tail{max: 40}, pumpDone: make(chan struct{})}
+	// Short, as Ray's unix sockets live under it.
+	tempDir, err := os.MkdirTemp("", "gym-ray-")
+	if err != nil {
+		return "", err
+	}
+	argv := python.RayHeadArgv(venv, port, tempDir)
+	c := &child{spec: ChildSpec{Instance: python.RayHeadName}, tail: &tail{max: 40}, pumpDone: make(chan struct{}), tempDir: tempDir}
 	ready := make(chan string, 1)
 	watch := &python.RayHead{Port: port}
 	announced := false
@@ -137,6 +142,7 @@ func (l *Launch) startRayHead(ctx context.Context, venv python.Venv) (string, er
 	pw.Close()
 	if err != nil {
 		pr.Close()
+		os.RemoveAll(tempDir)
 		return "", fmt.Errorf("cannot start the Ray head (%s): %w", strings.Join(argv, " "), err)
 	}
 	c.proc, c.started, c.output = proc, time.Now(), pr

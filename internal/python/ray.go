@@ -15,10 +15,14 @@ const RayHeadName = "ray_head"
 // process it started (GCS, raylet, agents) when it gets SIGTERM, so ending
 // it ends the cluster. The node address is Ray's own choice, as with NeMo
 // Gym's local ray.init(); the dashboard is off, so two runs on one machine
-// do not fight over its fixed port.
-func RayHeadArgv(v Venv, port int) []string {
+// do not fight over its fixed port. tempDir is the run's own: `ray start`
+// records its cluster as the machine's current one in <temp dir>/
+// ray_current_cluster and leaves that file behind, so in the shared
+// /tmp/ray any later ray.init() (NeMo Gym's own env start among them)
+// would try to join the dead cluster.
+func RayHeadArgv(v Venv, port int, tempDir string) []string {
 	return []string{
-		v.Bin("ray"), "start", "--head", "--block", "--port=" + strconv.Itoa(port),
+		v.Bin("ray"), "start", "--head", "--block", "--port=" + strconv.Itoa(port), "--temp-dir=" + tempDir,
 		"--include-dashboard=false", "--disable-usage-stats",
 		"--log-style=record", "--log-color=false",
 	}

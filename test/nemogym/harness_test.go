@@ -42,12 +42,15 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// harness is one test's workspace, bound into the root at the same path,
-// with gym's static binary in it.
+// harness is one test's workspace, with gym's static binary in it. It lives
+// inside the root, on the filesystem of the root's warm uv cache, so venvs
+// are hardlinked from the cache rather than copied: work is its path from
+// here, in its path inside the root.
 type harness struct {
 	t    *testing.T
 	root string
 	work string
+	in   string
 	gym  string
 }
 
@@ -73,12 +76,13 @@ func newHarness(t *testing.T) *harness {
 	if buildErr != nil {
 		t.Fatal(buildErr)
 	}
-	work, err := os.MkdirTemp("", "gym-nemogym-")
+	work, err := os.MkdirTemp(filepath.Join(root, "tmp"), "gym-nemogym-")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(work) })
-	h := &harness{t: t, root: root, work: work, gym: filepath.Join(work, "gym")}
+	in := strings.TrimPrefix(work, root)
+	h := &harness{t: t, root: root, work: work, in: in, gym: filepath.Join(in, "gym")}
 	data, err := os.ReadFile(filepath.Join(buildDir, "gym"))
 	if err != nil {
 		t.Fatal(err)
@@ -118,11 +122,11 @@ func (h *harness) copyShipped(rel string) {
 // command runs a shell command line inside the root, in the workspace.
 // Ray is kept on loopback, and venv installs share the root's warm uv cache.
 func (h *harness) command(ctx context.Context, line string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, "./inroot.sh", h.root, "--bind", h.work,
-		"--env", "HOME="+filepath.Join(h.work, "home"),
+	cmd := exec.CommandContext(ctx, "./inroot.sh", h.root,
+		"--env", "HOME="+filepath.Join(h.in, "home"),
 		"--env", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0",
 		"--env", "NO_COLOR=1",
-		"--", "/bin/bash", "-c", "cd "+h.work+" && exec "+line)
+		"--", "/bin/bash", "-c", "cd "+h.in+" && exec "+line)
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGINT) }
 	cmd.WaitDelay = time.Minute
 	return cmd
@@ -314,7 +318,7 @@ var rayWords = []string{"raylet", "gcs_server", "ray::", "ray start", "dashboard
 // or one started from the workspace) to be left in the root.
 func (h *harness) assertNothingLeft(t *testing.T, timeout time.Duration) {
 	t.Helper()
-	words := append([]string{h.work}, rayWords...)
+	words := append([]string{h.in}, rayWords...)
 	deadline := time.Now().Add(timeout)
 	for {
 		left := rootProcesses(h.root, words...)

@@ -173,3 +173,125 @@ func TestOneRayHeadSharedAndNothingLeft(t *testing.T) {
 		})
 	}
 }
+
+// legacyFront is NeMo Gym 0.7.0's relay environment server in front of an
+// agent: its rollout collection reaches agents only through one.
+const legacyFront = `example_single_tool_call_environment_server:
+  environment_servers:
+    legacy_agent:
+      entrypoint: app.py
+      agent_server:
+        type: responses_api_agents
+        name: example_single_tool_call_simple_agent
+      max_concurrent_episodes: null
+      queue_timeout_seconds: null
+      default_episode_timeout_seconds: 21600
+      cleanup_timeout_seconds: 180
+`
+
+// profileReads checks that a tool's eval profile reads the other tool's
+// rollouts: it must succeed and find the run's mean reward of 1.
+func profileReads(t *testing.T, h *harness, command, stem string) {
+	t.Helper()
+	out, err := h.run(context.Background(), command+" eval profile --inputs "+stem+"_materialized_inputs.jsonl --rollouts "+stem+".jsonl")
+	if err != nil {
+		t.Fatalf("%s eval profile on %s: %v\n%s", command, stem, err, out)
+	}
+	metrics, err := os.ReadFile(filepath.Join(h.work, stem+"_agent_metrics.json"))
+	if err != nil || !regexp.MustCompile(`"mean/reward":\s*1(\.0)?\b`).Match(metrics) {
+		t.Errorf("%s eval profile on %s wrote %s (%v)", command, stem, metrics, err)
+	}
+}
+
+// (2) gym's Go servers collected by NeMo Gym's own CLI (through NeMo Gym's
+// Python relay environment server, which gym starts beside them), and (the
+// files) each tool's profile reads the other's rollouts.
+func TestNeMoGymCollectsFromGymServers(t *testing.T) {
+	h := newHarness(t)
+	h.copyShipped("environment_servers/legacy_agent")
+	h.copyShipped("resources_servers/example_single_tool_call/data")
+	h.write("front.yaml", legacyFront, 0o644)
+	head := strconv.Itoa(freePort(t))
+	start := h.start(context.Background(), h.gym+" env start --resources-server example_single_tool_call --model-type replay_model --config front.yaml ++uv_cache_dir=/var/cache/uv ++head_server.port="+head)
+	start.waitFor(t, "All 4 / 4 servers ready", startTimeout)
+	data := "resources_servers/example_single_tool_call/data/example.jsonl"
+
+	out, err := h.run(context.Background(), "ng eval run --no-serve -a example_single_tool_call_simple_agent -i "+data+" -o ng.jsonl ++head_server.port="+head)
+	if err != nil {
+		t.Fatalf("NeMo Gym's eval run --no-serve: %v\n%s", err, out)
+	}
+	if !regexp.MustCompile(`"mean/reward": 1\.0`).MatchString(out) {
+		t.Errorf("NeMo Gym's collection did not score 1.0:\n%s", out)
+	}
+	out, err = h.run(context.Background(), h.gym+" eval run --no-serve -a example_single_tool_call_simple_agent -i "+data+" -o gym.jsonl ++head_server.port="+head)
+	if err != nil {
+		t.Fatalf("gym eval run --no-serve: %v\n%s", err, out)
+	}
+	if code := start.stop(t, syscall.SIGINT); code != 0 {
+		t.Errorf("env start exited %d", code)
+	}
+	profileReads(t, h, h.gym, "ng")
+	profileReads(t, h, "ng", "gym")
+	h.assertNothingLeft(t, 10*time.Second)
+}
+
+// (3) Servers started by NeMo Gym's own `env start` (its Python resources
+// server, agent and openai_model, the model pointed at gym's Go replay
+// model as its upstream) collected by `gym eval run --no-serve`.
+func TestGymCollectsFromNeMoGymServers(t *testing.T) {
+	h := newHarness(t)
+	upstreamHead := strconv.Itoa(freePort(t))
+	model := h.start(context.Background(), h.gym+" env start --model-type replay_model ++head_server.port="+upstreamHead)
+	model.waitFor(t, "All 1 / 1 servers ready", time.Minute)
+	modelURL := urlOf(t, serverInstances(t, mustAtoi(upstreamHead)), "policy_model")
+
+	head := strconv.Itoa(freePort(t))
+	configs := sitePackages + "/resources_servers/example_single_tool_call/configs/example_single_tool_call.yaml," +
+		sitePackages + "/responses_api_models/openai_model/configs/openai_model.yaml"
+	ng := h.start(context.Background(), "ng env start +config_paths=["+configs+"] ++uv_cache_dir=/var/cache/uv ++head_server.port="+head+
+		" +policy_base_url="+modelURL+"/v1 +policy_api_key=unused +policy_model_name=replay")
+	ng.waitFor(t, "4 / 4 servers ready", startTimeout)
+
+	h.copyShipped("resources_servers/example_single_tool_call/data")
+	data := "resources_servers/example_single_tool_call/data/example.jsonl"
+	out, err := h.run(context.Background(), h.gym+" eval run --no-serve -a example_single_tool_call_simple_agent -i "+data+" -o gym.jsonl ++head_server.port="+head)
+	if err != nil {
+		t.Fatalf("gym eval run --no-serve against NeMo Gym's servers: %v\n%s\nNeMo Gym's env start:\n%s", err, out, ng.output())
+	}
+	gymReward := meanReward(t, out)
+	// NeMo Gym's own collection from the same servers is the reference:
+	// whatever its openai_model makes of the replayed answers, gym must
+	// score the same.
+	out, err = h.run(context.Background(), "ng eval run --no-serve -a example_single_tool_call_simple_agent -i "+data+" -o ng.jsonl ++head_server.port="+head)
+	if err != nil {
+		t.Fatalf("NeMo Gym's eval run --no-serve: %v\n%s", err, out)
+	}
+	if ngReward := meanReward(t, out); gymReward != ngReward {
+		t.Errorf("gym's collection scored %s, NeMo Gym's own %s, from the same servers", gymReward, ngReward)
+	}
+	ng.stop(t, syscall.SIGINT)
+	model.stop(t, syscall.SIGINT)
+	for _, pair := range [][2]string{{h.gym, "ng"}, {"ng", "gym"}} {
+		if out, err := h.run(context.Background(), pair[0]+" eval profile --inputs "+pair[1]+"_materialized_inputs.jsonl --rollouts "+pair[1]+".jsonl"); err != nil {
+			t.Errorf("%s eval profile on %s's files: %v\n%s", pair[0], pair[1], err, out)
+		}
+	}
+}
+
+// meanReward is the "mean/reward" an eval run printed.
+func meanReward(t *testing.T, out string) string {
+	t.Helper()
+	m := regexp.MustCompile(`"mean/reward": ([0-9.]+)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no mean/reward in:\n%s", out)
+	}
+	return m[1]
+}
+
+func mustAtoi(s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		panic(err)
+	}
+	return n
+}
