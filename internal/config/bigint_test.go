@@ -141,10 +141,7 @@ func TestBigIntsEndToEnd(t *testing.T) {
 func ownKeys(cfg *tree.Node) *tree.Node {
 	out := tree.NewMap()
 	for _, e := range cfg.Entries {
-		switch e.Key {
-		case "config_paths", "head_server", "disallowed_ports", "port_range_low", "port_range_high",
-			"use_absolute_ip", "allow_openai_version_skew", "skip_venv_if_present", "dry_run",
-			"model_endpoint_readiness_timeout_seconds", "results_dir", "cache_dir", "uv_cache_dir", "uv_venv_dir":
+		if e.Value.Origin.Kind == tree.FromDefault || e.Key == "config_paths" || e.Key == "disallowed_ports" {
 			continue
 		}
 		out.SetEntry(e)

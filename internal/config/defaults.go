@@ -6,6 +6,7 @@ import (
 	"math/big"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/nemo-gym-go/gym/internal/config/interp"
@@ -351,6 +352,9 @@ func (r *Result) fillDefaults(rv *resolver, offline bool) error {
 	}
 	setDefault(cfg, "skip_venv_if_present", tree.NewBool(false))
 	setDefault(cfg, "dry_run", tree.NewBool(false))
+	// nemo-gym 0.7.0: how long servers get to come up, apart from the
+	// model endpoints' own wait.
+	setDefault(cfg, "server_spinup_timeout_seconds", tree.NewInt(600))
 	setDefault(cfg, "model_endpoint_readiness_timeout_seconds", tree.NewInt(600))
 
 	for _, dir := range []struct{ key, def string }{{"results_dir", "results"}, {"cache_dir", "cache"}} {
@@ -369,6 +373,16 @@ func (r *Result) fillDefaults(rv *resolver, offline bool) error {
 		cfg.Set(key, n)
 	}
 	setDefault(cfg, "uv_cache_dir", tree.NewString(filepath.Join(cfg.Get("cache_dir").Str, "uv")))
+	// nemo-gym 0.7.0: servers set up at once contend for uv's cache lock, so
+	// the wait covers a cold install (uv's own default is 300 s); a decimal
+	// UV_LOCK_TIMEOUT in the environment is the default, null exports none.
+	lockTimeout := int64(1800)
+	if v, ok := env.LookupEnv("UV_LOCK_TIMEOUT"); ok {
+		if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil && n >= 0 && strings.Trim(strings.TrimSpace(v), "0123456789") == "" {
+			lockTimeout = n
+		}
+	}
+	setDefault(cfg, "uv_lock_timeout_seconds", tree.NewInt(lockTimeout))
 	setDefault(cfg, "uv_venv_dir", tree.NewString(env.Cwd))
 	return nil
 }

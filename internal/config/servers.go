@@ -36,7 +36,7 @@ var reservedKeys = map[string]bool{
 	"pip_install_verbose": true, "use_absolute_ip": true, "uv_pip_set_python": true,
 	"skip_venv_if_present": true, "hf_token": true, "ray_head_node_address": true,
 	"port_range_low": true, "port_range_high": true, "dry_run": true,
-	"model_endpoint_readiness_timeout_seconds": true, "allow_openai_version_skew": true,
+	"model_endpoint_readiness_timeout_seconds": true, "server_spinup_timeout_seconds": true, "uv_lock_timeout_seconds": true, "nemo_gym_version": true, "allow_openai_version_skew": true,
 	"uv_cache_dir": true, "uv_venv_dir": true, "results_dir": true, "cache_dir": true,
 	"_inherit_from": true, "_copy": true, "nemo_gym_log_dir": true, "verbose": true,
 	"json": true, "query": true, "observability_enabled": true, "model_call_capture_dir": true,

@@ -510,3 +510,17 @@ func TestSelfPrefixedLinesAreNotPrefixedTwice(t *testing.T) {
 		t.Errorf("tail = %q", got)
 	}
 }
+
+func TestSpinupTimeout(t *testing.T) {
+	f := newFixture(t)
+	writeFile(t, filepath.Join(f.dir, "resources_servers/silent/app.sh"), "#!/bin/sh\nexec sleep 30\n", 0o755)
+	opts := f.options(t, "server_spinup_timeout_seconds: 0.3\n"+server("quiet", "silent", "app.sh"))
+	_, err := Start(context.Background(), opts)
+	if err == nil || !strings.Contains(err.Error(), "timed out after 0.3s waiting for servers to become ready: quiet") || !strings.Contains(err.Error(), "++server_spinup_timeout_seconds") {
+		t.Fatalf("err = %v", err)
+	}
+	opts = f.options(t, "server_spinup_timeout_seconds: soon\n"+server("quiet", "silent", "app.sh"))
+	if _, err := Start(context.Background(), opts); err == nil || !strings.Contains(err.Error(), "server_spinup_timeout_seconds must be a number of seconds (0 waits without a limit), got soon") {
+		t.Fatalf("err = %v", err)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -33,7 +34,42 @@ func nextDelay(d, max time.Duration) time.Duration {
 
 // waitReady polls every server's GET / until it answers (any HTTP status
 // counts, as upstream), failing fast when a server exits.
+// seconds reads a timeout key (NeMo Gym's default 600 when unset or null):
+// a number, or a numeric string as environment interpolation yields.
+func (l *Launch) seconds(key, zeroMeans string) (float64, error) {
+	v, err := l.opts.Result.Value(key)
+	if err != nil {
+		return 0, err
+	}
+	switch {
+	case v == nil || v.Kind == tree.Null:
+		return 600, nil
+	case v.Kind == tree.Int:
+		return float64(v.Int), nil
+	case v.Kind == tree.Float:
+		return v.Float, nil
+	case v.Kind == tree.String:
+		if f, err := strconv.ParseFloat(strings.TrimSpace(v.Str), 64); err == nil {
+			return f, nil
+		}
+	}
+	return 0, &config.Error{Class: config.ClassConfig, Where: v.Origin, Msg: fmt.Sprintf(
+		"%s must be a number of seconds (%s), got %s", key, zeroMeans, scalarText(v))}
+}
+
+// waitReady polls every server until it answers, for up to
+// server_spinup_timeout_seconds (0 or less waits without a limit).
 func (l *Launch) waitReady(ctx context.Context) error {
+	limit, err := l.seconds("server_spinup_timeout_seconds", "0 waits without a limit")
+	if err != nil {
+		return err
+	}
+	var deadline <-chan time.Time
+	if limit > 0 {
+		timer := time.NewTimer(time.Duration(limit * float64(time.Second)))
+		defer timer.Stop()
+		deadline = timer.C
+	}
 	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	ready := make(chan int, len(l.children))
 	for i, c := range l.children {
@@ -69,14 +105,11 @@ func (l *Launch) waitReady(ctx context.Context) error {
 			return c.crashError()
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-deadline:
+			return fmt.Errorf("timed out after %gs waiting for servers to become ready: %s; raise the limit with ++server_spinup_timeout_seconds=<seconds>, or set it to 0 to wait without a limit",
+				limit, strings.Join(waiting(done, l.children), ", "))
 		case <-progress.C:
-			var waiting []string
-			for i, d := range done {
-				if !d {
-					waiting = append(waiting, l.children[i].spec.Instance)
-				}
-			}
-			fmt.Fprintf(l.opts.Out, "%d / %d servers ready. Waiting for: %s\n", n, len(l.children), strings.Join(waiting, ", "))
+			fmt.Fprintf(l.opts.Out, "%d / %d servers ready. Waiting for: %s\n", n, len(l.children), strings.Join(waiting(done, l.children), ", "))
 		}
 	}
 	return nil
@@ -174,20 +207,9 @@ func isTimeout(err error) bool {
 // (0 or less skips), until every upstream model endpoint answers: Gym's
 // model server is up long before a vLLM behind it has loaded its weights.
 func (l *Launch) waitModelEndpoints(ctx context.Context) error {
-	limit, err := l.opts.Result.Value("model_endpoint_readiness_timeout_seconds")
+	seconds, err := l.seconds("model_endpoint_readiness_timeout_seconds", "0 skips the check")
 	if err != nil {
 		return err
-	}
-	seconds := 600.0
-	switch {
-	case limit == nil:
-	case limit.Kind == tree.Int:
-		seconds = float64(limit.Int)
-	case limit.Kind == tree.Float:
-		seconds = limit.Float
-	default:
-		return &config.Error{Class: config.ClassConfig, Where: limit.Origin, Msg: fmt.Sprintf(
-			"model_endpoint_readiness_timeout_seconds must be a number of seconds (0 skips the check), got %s", scalarText(limit))}
 	}
 	if seconds <= 0 {
 		return nil
@@ -262,4 +284,14 @@ func splitLines(s string) []string {
 		return nil
 	}
 	return strings.Split(s, "\n")
+}
+
+func waiting(done []bool, children []*child) []string {
+	var names []string
+	for i, d := range done {
+		if !d {
+			names = append(names, children[i].spec.Instance)
+		}
+	}
+	return names
 }

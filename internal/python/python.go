@@ -40,7 +40,7 @@ func DefaultDeps() []string {
 type Settings struct {
 	VenvRoot       string   // uv_venv_dir
 	CacheDir       string   // uv_cache_dir
-	LockTimeout    string   // uv_lock_timeout, passed to uv as UV_LOCK_TIMEOUT
+	LockTimeout    string   // uv_lock_timeout_seconds, passed to uv as UV_LOCK_TIMEOUT
 	PythonVersion  string   // python_version; "" until ResolvePython picks one
 	Deps           []string // head_server_deps
 	SkipIfPresent  bool     // skip_venv_if_present
@@ -70,7 +70,7 @@ func FromConfig(cfg *tree.Node, cwd string, environ []string, lookPath func(stri
 	} else if !filepath.IsAbs(s.VenvRoot) {
 		s.VenvRoot = filepath.Join(cwd, s.VenvRoot)
 	}
-	if v := cfg.Get("uv_lock_timeout"); v != nil && v.Kind != tree.Null {
+	if v := cfg.Get("uv_lock_timeout_seconds"); v != nil && v.Kind != tree.Null {
 		s.LockTimeout = interp.PythonStr(v)
 	}
 	if v := cfg.Get("nemo_gym_version"); v != nil && v.Kind != tree.Null {

@@ -138,7 +138,7 @@ func TestFromConfig(t *testing.T) {
 		{yaml: "a: 1\n", check: func(s Settings) bool {
 			return reflect.DeepEqual(s.Deps, DefaultDeps()) && s.VenvRoot == "/cwd" && s.PythonVersion == "" && s.NemoGymVersion == NemoGymVersion
 		}},
-		{yaml: "uv_venv_dir: venvs\npython_version: 3.13\nskip_venv_if_present: true\nuv_pip_set_python: true\npip_install_verbose: 1\nuv_lock_timeout: 900\nnemo_gym_version: 0.6.0\n", check: func(s Settings) bool {
+		{yaml: "uv_venv_dir: venvs\npython_version: 3.13\nskip_venv_if_present: true\nuv_pip_set_python: true\npip_install_verbose: 1\nuv_lock_timeout_seconds: 900\nnemo_gym_version: 0.6.0\n", check: func(s Settings) bool {
 			return s.VenvRoot == "/cwd/venvs" && s.PythonVersion == "3.13" && s.SkipIfPresent && s.SetPython && s.Verbose && s.LockTimeout == "900" && s.NemoGymVersion == "0.6.0"
 		}},
 		{yaml: "head_server_deps: [ray==1]\n", check: func(s Settings) bool { return reflect.DeepEqual(s.Deps, []string{"ray==1"}) }},

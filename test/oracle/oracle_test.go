@@ -231,13 +231,6 @@ type knownDifference struct {
 }
 
 var knownDifferences = map[string]knownDifference{
-	"new-defaults": {
-		summary: "NeMo Gym 0.7.0 writes two more defaults: server_spinup_timeout_seconds: 600 (server start-up bound, " +
-			"after dry_run) and uv_lock_timeout_seconds: 1800 (exported as UV_LOCK_TIMEOUT, after uv_cache_dir). gym writes neither.",
-		kinds:     []DiffKind{MissingOurs},
-		patterns:  []Pattern{MustPattern("server_spinup_timeout_seconds"), MustPattern("uv_lock_timeout_seconds")},
-		everyCase: true,
-	},
 	"legacy-agent-aliases": {
 		summary: "NeMo Gym 0.7.0 routes legacy reasoning-gym agent names (LEGACY_AGENT_ALIASES) to the canonical " +
 			"instances and writes the routes into a top-level agent_map; gym writes no agent_map.",
