@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -234,7 +233,7 @@ func runEvalRun(ctx context.Context, opts *runOptions) error {
 		if input == "" {
 			return missingConfig(keyInput)
 		}
-		run.agentURL = headAgentURLs(run.client, res)
+		run.agentURL = headAgentURLs(res)
 		return run.collect(ctx, opts, roots.resolveExisting(input), "--input", true)
 	}
 	return run.endToEnd(ctx, opts, split)
@@ -479,7 +478,7 @@ func configAgentURLs(global *tree.Node) func(context.Context, string) (string, e
 
 // headAgentURLs finds agents through the head server of servers started by
 // `gym env start`, as NeMo Gym's --no-serve collector does.
-func headAgentURLs(client *server.Client, res *config.Result) func(context.Context, string) (string, error) {
+func headAgentURLs(res *config.Result) func(context.Context, string) (string, error) {
 	var (
 		once   sync.Once
 		lookup func(context.Context, string) (string, error)
@@ -488,7 +487,7 @@ func headAgentURLs(client *server.Client, res *config.Result) func(context.Conte
 	return func(ctx context.Context, agent string) (string, error) {
 		once.Do(func() {
 			var global *tree.Node
-			global, err = rollout.HeadConfig(ctx, client, headURL(res))
+			global, err = launcher.NewHeadClient(res.Config).Config(ctx)
 			if err == nil {
 				lookup = configAgentURLs(global)
 			}
@@ -498,12 +497,6 @@ func headAgentURLs(client *server.Client, res *config.Result) func(context.Conte
 		}
 		return lookup(ctx, agent)
 	}
-}
-
-// headURL is the head server's address from the head_server key.
-func headURL(res *config.Result) string {
-	host, port := launcher.HeadAddress(res.Config)
-	return "http://" + net.JoinHostPort(host, strconv.Itoa(port))
 }
 
 // abs makes a path the user typed absolute against the working directory.

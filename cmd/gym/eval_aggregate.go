@@ -104,7 +104,7 @@ func runEvalAggregate(ctx context.Context, opts *aggregateOptions) error {
 		if err != nil {
 			return err
 		}
-		agg = rollout.AgentServers{Client: client, AgentURL: headAgentURLs(client, res)}
+		agg = rollout.AgentServers{Client: client, AgentURL: headAgentURLs(res)}
 	} else {
 		agg = rollout.InProcess{Handler: inProcessMetrics(res, f)}
 	}

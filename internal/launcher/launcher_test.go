@@ -199,7 +199,7 @@ func TestStartReadyHeadServerAndCleanStop(t *testing.T) {
 		t.Errorf("server_instances = %+v", infos)
 	}
 
-	statuses, err := Status(context.Background(), opts.Result, time.Now())
+	statuses, err := Status(context.Background(), NewHeadClient(opts.Result.Config), time.Now())
 	if err != nil || len(statuses) != 2 || *statuses[0].Status != healthSuccess {
 		t.Errorf("status = %+v, %v", statuses, err)
 	}

@@ -2,19 +2,16 @@ package launcher
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
 
-	"github.com/nemo-gym-go/gym/internal/config"
 )
 
 // Health words are NeMo Gym's.
@@ -25,31 +22,12 @@ const (
 	healthUnknown         = "unknown_error"
 )
 
-// Status asks the head server named by the config which servers run, and
-// checks each one's GET /.
-func Status(ctx context.Context, res *config.Result, now time.Time) ([]InstanceInfo, error) {
-	host, port := HeadAddress(res.Config)
-	url := "http://" + net.JoinHostPort(dialHost(host), strconv.Itoa(port)) + "/server_instances"
-	client := &http.Client{Timeout: 5 * time.Second}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+// Status asks the head server which servers run, and checks each one's
+// GET /.
+func Status(ctx context.Context, head HeadClient, now time.Time) ([]InstanceInfo, error) {
+	infos, err := head.Instances(ctx)
 	if err != nil {
 		return nil, err
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("head server at %s answered %s", url, resp.Status)
-	}
-	var infos []InstanceInfo
-	if err := json.Unmarshal(body, &infos); err != nil {
-		return nil, fmt.Errorf("head server at %s sent a malformed instance list: %w", url, err)
 	}
 	check := &http.Client{Timeout: 2 * time.Second}
 	var wg sync.WaitGroup
