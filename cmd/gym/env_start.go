@@ -56,8 +56,18 @@ func newCmdEnvPrefetch(f *Factory, g *globalFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "prefetch [flags] [+key=value ...]",
 		Short: "Set up every Python server's environment without starting anything",
-		Example: `  # Build the uv venvs of a benchmark's servers ahead of a cluster job
-  gym env prefetch --benchmark aime24 --model-type openai_model`,
+		Long: `Build the uv venv of every Python server the config names, exactly as
+gym env start (and NeMo Gym's own env start) builds it: uv venv with
+python_version, then uv pip install of requirements.txt (or pyproject.toml)
+with the head_server_deps pins; outside a NeMo Gym checkout nemo-gym comes
+from the index. Nothing is started: no server, no head server, no Ray. Go
+servers need no setup. A venv that cannot be built fails with uv's own
+error; nothing is reported ready that was not built.`,
+		Example: `  # Built-in (Go) servers only: says there is nothing to set up
+  gym env prefetch --benchmark example_single_tool_call --model-type replay_model
+
+  # NeMo Gym's Python servers from a checkout, ahead of a cluster job
+  gym env prefetch --search-dir ~/Gym --config ~/Gym/resources_servers/example_single_tool_call/configs/example_single_tool_call.yaml`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.passthrough = args
 			return runStart(cmd.Context(), opts, true)
