@@ -41,19 +41,25 @@ type headServer struct {
 	instances []InstanceInfo
 }
 
-// startHead binds the head server now, so a taken port fails the start
-// at once, and serves in the background.
-func startHead(host string, port int, configYAML string) (*headServer, error) {
+// listenHead binds the head server's address, first thing, so a taken port
+// fails the start before any venv is built.
+func listenHead(host string, port int) (net.Listener, error) {
 	addr := net.JoinHostPort(host, strconv.Itoa(port))
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("cannot start the head server on %s: %w; stop whatever uses that port or set ++head_server.port=<free port>", addr, err)
 	}
-	h := &headServer{listener: l, instances: []InstanceInfo{}}
+	return l, nil
+}
+
+// startHead serves the head server on l in the background.
+func startHead(l net.Listener, configYAML string) (*headServer, error) {
 	configJSON, err := marshalPlain(configYAML)
 	if err != nil {
+		l.Close()
 		return nil, err
 	}
+	h := &headServer{listener: l, instances: []InstanceInfo{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, []byte(`{"status":"ok"}`))

@@ -118,19 +118,25 @@ func Start(ctx context.Context, opts Options) (*Launch, error) {
 	if err := becomeSubreaper(); err != nil {
 		fmt.Fprintf(opts.Out, "warning: cannot become a child subreaper (%v); orphaned grandchildren are left to init\n", err)
 	}
+	headHost, headPort := HeadAddress(res.Config)
+	headListener, err := listenHead(headHost, headPort)
+	if err != nil {
+		return nil, err
+	}
 	l := &Launch{opts: opts, out: &syncWriter{w: opts.Out}, crashed: make(chan *child, len(specs)), stopping: make(chan struct{})}
 	py, err := l.setUpPython(ctx, specs)
 	if err != nil {
+		headListener.Close()
 		l.Stop()
 		return nil, err
 	}
 	yaml := config.Dump(res.Config)
 	if len(yaml)+len(config.ConfigDictEnv)+1 > ConfigYAMLSizeLimit {
+		headListener.Close()
 		l.Stop()
 		return nil, fmt.Errorf("the config is %d bytes as YAML, more than the %d bytes one environment variable can hold; trim unused blocks from it", len(yaml), ConfigYAMLSizeLimit)
 	}
-	headHost, headPort := HeadAddress(res.Config)
-	if l.head, err = startHead(headHost, headPort, yaml); err != nil {
+	if l.head, err = startHead(headListener, yaml); err != nil {
 		l.Stop()
 		return nil, err
 	}

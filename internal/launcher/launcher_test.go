@@ -474,8 +474,7 @@ func TestHeadServerBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	h, err := startHead("127.0.0.1", port, "prompt: <a & b>\n")
+	h, err := startHead(ln, "prompt: <a & b>\n")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,11 +22,9 @@ const (
 )
 
 // pythonServers is what a run's Python servers share: the venv of each
-// server directory (none when uv is missing and python3 runs them) and the
-// settings they were made with.
+// server directory (none when uv is missing and python3 runs them).
 type pythonServers struct {
-	venvs    map[string]python.Venv
-	settings python.Settings
+	venvs map[string]python.Venv
 }
 
 // venv is the venv a Python server runs in, if it has one.
@@ -65,7 +63,7 @@ func (l *Launch) setUpPython(ctx context.Context, specs []ChildSpec) (*pythonSer
 		return nil, err
 	}
 	settings.Publish(cfg)
-	p := &pythonServers{venvs: venvs, settings: settings}
+	p := &pythonServers{venvs: venvs}
 	if addr := stringField(cfg, "ray_head_node_address"); addr != "" {
 		l.out.writeLine(fmt.Sprintf("Using the Ray cluster at %s (ray_head_node_address)\n", addr))
 		return p, nil
