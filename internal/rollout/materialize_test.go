@@ -189,6 +189,8 @@ func TestFormatMapRepr(t *testing.T) {
 		`"\u0001"`:              `'\x01'`,
 		`-0`:                    "0",
 		`{"k":[1.5,null,true]}`: "{'k': [1.5, None, True]}",
+		// Python's json keeps integers of any size as ints.
+		`123456789012345678901234567890`: "123456789012345678901234567890",
 	} {
 		got, err := formatMap("{v!r}", gjson.Parse(`{"v":`+in+`}`))
 		if err != nil || got != want {

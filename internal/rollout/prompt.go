@@ -351,8 +351,8 @@ func pyValue(v gjson.Result) *tree.Node {
 		return tree.NewString(v.Str)
 	case gjson.Number:
 		if isIntLiteral(v.Raw) {
-			if i, err := strconv.ParseInt(v.Raw, 10, 64); err == nil {
-				return tree.NewInt(i)
+			if n, err := tree.ParseDecimal(v.Raw); err == nil {
+				return n
 			}
 		}
 		return tree.NewFloat(v.Num)
