@@ -62,11 +62,22 @@ func TestComponent(ctx context.Context, o TestComponentOptions) error {
 		}
 		argv = []string{goBin, "test", "./..."}
 	case isPythonComponent(dir):
-		venv := python.Settings{VenvRoot: o.VenvRoot}.VenvFor(dir)
+		settings := python.Defaults(o.VenvRoot, o.Environ, o.LookPath)
+		venv := settings.VenvFor(dir)
+		// As NeMo Gym's env test does, a missing venv is built first.
+		if _, err := settings.UV(); err == nil && !fileExists(venv.Python()) {
+			if err := settings.ResolvePython(ctx); err != nil {
+				return err
+			}
+			emit := func(line string) { fmt.Fprintln(o.Out, line) }
+			if _, err := settings.Ensure(ctx, dir, emit); err != nil {
+				return fmt.Errorf("%s: %w", o.Component, err)
+			}
+		}
 		interpreter, env := venv.Python(), venv.Activate(o.Environ)
 		if !fileExists(interpreter) {
 			if interpreter, env = python.System(o.LookPath), o.Environ; interpreter == "" {
-				return fmt.Errorf("%s is a Python component but neither its venv (%s) nor python3 exists; run gym env prefetch first", o.Component, venv.Dir)
+				return fmt.Errorf("%s is a Python component but neither uv (to build its venv %s) nor python3 is on PATH; install uv (pip install uv)", o.Component, venv.Dir)
 			}
 		}
 		fmt.Fprintf(o.Out, "Testing %s in %s: %s -m pytest\n", o.Component, dir, interpreter)

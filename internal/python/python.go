@@ -51,24 +51,25 @@ type Settings struct {
 	LookPath       func(string) (string, error)
 }
 
+// Defaults are the settings of a config that sets none of them: venvs
+// under venvRoot, gym's pins, uv's own cache.
+func Defaults(venvRoot string, environ []string, lookPath func(string) (string, error)) Settings {
+	return Settings{VenvRoot: venvRoot, Deps: DefaultDeps(), NemoGymVersion: NemoGymVersion, Environ: environ, LookPath: lookPath}
+}
+
 // FromConfig reads the settings from a resolved config; cwd anchors a
 // relative uv_venv_dir as NeMo Gym's Path.absolute() does.
 func FromConfig(cfg *tree.Node, cwd string, environ []string, lookPath func(string) (string, error)) (Settings, error) {
-	s := Settings{
-		VenvRoot:       str(cfg, "uv_venv_dir"),
-		CacheDir:       str(cfg, "uv_cache_dir"),
-		PythonVersion:  str(cfg, "python_version"),
-		SkipIfPresent:  config.Truthy(cfg.Get("skip_venv_if_present")),
-		SetPython:      config.Truthy(cfg.Get("uv_pip_set_python")),
-		Verbose:        config.Truthy(cfg.Get("pip_install_verbose")),
-		NemoGymVersion: NemoGymVersion,
-		Environ:        environ,
-		LookPath:       lookPath,
-	}
-	if s.VenvRoot == "" {
-		s.VenvRoot = cwd
-	} else if !filepath.IsAbs(s.VenvRoot) {
-		s.VenvRoot = filepath.Join(cwd, s.VenvRoot)
+	s := Defaults(cwd, environ, lookPath)
+	s.CacheDir = str(cfg, "uv_cache_dir")
+	s.PythonVersion = str(cfg, "python_version")
+	s.SkipIfPresent = config.Truthy(cfg.Get("skip_venv_if_present"))
+	s.SetPython = config.Truthy(cfg.Get("uv_pip_set_python"))
+	s.Verbose = config.Truthy(cfg.Get("pip_install_verbose"))
+	if v := str(cfg, "uv_venv_dir"); filepath.IsAbs(v) {
+		s.VenvRoot = v
+	} else if v != "" {
+		s.VenvRoot = filepath.Join(cwd, v)
 	}
 	if v := cfg.Get("uv_lock_timeout_seconds"); v != nil && v.Kind != tree.Null {
 		s.LockTimeout = interp.PythonStr(v)
@@ -86,10 +87,10 @@ func FromConfig(cfg *tree.Node, cwd string, environ []string, lookPath func(stri
 	deps := cfg.Get("head_server_deps")
 	switch {
 	case deps == nil || deps.Kind == tree.Null:
-		s.Deps = DefaultDeps()
 	case deps.Kind != tree.List:
 		return s, fmt.Errorf("head_server_deps must be a list of requirement strings such as [%q], got %s", DefaultDeps()[0], interp.PythonRepr(deps))
 	default:
+		s.Deps = nil
 		for i, d := range deps.Items {
 			if d.Kind != tree.String || strings.TrimSpace(d.Str) == "" {
 				return s, fmt.Errorf("head_server_deps[%d] must be a requirement string such as %q, got %s", i, DefaultDeps()[0], interp.PythonRepr(d))

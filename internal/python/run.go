@@ -31,13 +31,15 @@ type ExitError struct {
 func (e *ExitError) Error() string { return fmt.Sprintf("%s failed: %v", e.What, e.Err) }
 
 // Pytest runs a component's own tests in dir with interpreter, its output
-// going to out and errOut.
+// going to out and errOut. As in NeMo Gym's env test, the component and
+// the root it sits in (two levels up) lead PYTHONPATH, so both `import app`
+// and `resources_servers.<name>.app` imports work.
 func Pytest(ctx context.Context, interpreter, dir string, environ []string, out, errOut io.Writer) error {
 	if err := exec.CommandContext(ctx, interpreter, "-c", "import pytest").Run(); err != nil {
-		return fmt.Errorf("pytest is not installed for %s; add pytest to the component's requirements and run gym env prefetch, or pip install pytest", interpreter)
+		return fmt.Errorf("pytest is not installed for %s; add pytest to the component's requirements (NeMo Gym's `nemo-gym[dev]` has it) and run gym env prefetch, or pip install pytest", interpreter)
 	}
 	cmd := exec.CommandContext(ctx, interpreter, "-m", "pytest")
-	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = dir, environ, out, errOut
+	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = dir, withPythonPath(environ, dir, filepath.Dir(filepath.Dir(dir))), out, errOut
 	return classify("pytest in "+dir, cmd.Run())
 }
 
@@ -96,4 +98,19 @@ func classify(what string, err error) error {
 		return &ExitError{What: what, Err: exit}
 	}
 	return err
+}
+
+// withPythonPath puts dirs in front of environ's PYTHONPATH.
+func withPythonPath(environ []string, dirs ...string) []string {
+	out := make([]string, 0, len(environ)+1)
+	for _, kv := range environ {
+		if rest, ok := strings.CutPrefix(kv, "PYTHONPATH="); ok {
+			if rest != "" {
+				dirs = append(dirs, rest)
+			}
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, "PYTHONPATH="+strings.Join(dirs, string(os.PathListSeparator)))
 }
