@@ -24,6 +24,15 @@ const (
 	ClassOverride             Class = "OverrideError"
 	ClassMerge                Class = "ConfigMergeError"
 	ClassPort                 Class = "PortAllocationError"
+	// ClassUnsupportedModelPairing: a resources server's allowed_model_types
+	// leave out its agent's model server type.
+	ClassUnsupportedModelPairing Class = "UnsupportedModelPairingError"
+	// ClassUnsupportedAgentPairing: a resources server's allowed_agents leave
+	// out the agent composed onto it.
+	ClassUnsupportedAgentPairing Class = "UnsupportedAgentPairingError"
+	// ClassAgentComposition: an unbound agent cannot be composed onto the
+	// config's other agents.
+	ClassAgentComposition Class = "AgentCompositionError"
 )
 
 // Error is every failure of config loading. The CLI prints it and exits 1.

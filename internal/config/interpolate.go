@@ -190,8 +190,12 @@ func (r *resolver) evalError(err error, n *tree.Node, at Path) error {
 		return &Error{Class: ClassInterpolation, Where: n.Origin, Err: err,
 			Msg: fmt.Sprintf("Config value '%s' is not valid interpolation syntax: %v", at, err)}
 	}
+	shown := n.Str
+	if secretPath(at) {
+		shown = secretMask
+	}
 	return &Error{Class: ClassInterpolation, Where: n.Origin, Err: err,
-		Msg: fmt.Sprintf("Config value '%s' (%s) could not be resolved: %s", at, n.Str, innermost(err))}
+		Msg: fmt.Sprintf("Config value '%s' (%s) could not be resolved: %s", at, shown, innermost(err))}
 }
 
 func innermost(err error) string {

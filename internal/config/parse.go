@@ -75,6 +75,19 @@ func Load(ctx context.Context, env Env, req Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	base, err := mergeAll(append(files, envYAML, req.Seed)...)
+	if err != nil {
+		return nil, err
+	}
+	held, err := holdBackComposedOverrides(cli, base, env)
+	if err != nil {
+		return nil, err
+	}
+	if held.Len() > 0 && req.Seed != nil {
+		if cliLayer, err = mergeAll(req.Seed, cli); err != nil {
+			return nil, err
+		}
+	}
 	cfg, err := mergeAll(append(files, envYAML, cliLayer)...)
 	if err != nil {
 		return nil, err
@@ -88,6 +101,17 @@ func Load(ctx context.Context, env Env, req Request) (*Result, error) {
 		cfg.Set("config_paths", list)
 	}
 	if err := applyDirectives(cfg); err != nil {
+		return nil, err
+	}
+	if err := composeUnboundAgent(cfg, held, env); err != nil {
+		return nil, err
+	}
+	if held.Len() > 0 {
+		if cfg, err = merge(cfg, held, nil); err != nil {
+			return nil, err
+		}
+	}
+	if err := applyLegacyAgentAliases(cfg, env); err != nil {
 		return nil, err
 	}
 	if err := checkMissing(cfg); err != nil {
@@ -260,6 +284,9 @@ func (r *Result) findServers(rv *resolver) error {
 				len(problems), strings.Join(r.AlmostServers, ", "), strings.Join(problems, "\n"))}
 		}
 	}
+	if err := checkModelPairings(rv); err != nil {
+		return err
+	}
 	return r.checkRefs(rv)
 }
 
@@ -327,12 +354,19 @@ func foldDummyModel(cfg *tree.Node) error {
 
 // Resolved returns a copy of the config with every interpolation resolved,
 // as `gym env resolve` prints it. With hideSecrets, secret-like values are
-// masked first, so values that interpolate them print masked too.
+// resolved (so one that cannot be fails here, as in NeMo Gym) and then
+// masked before the output is resolved, so values that interpolate them
+// print masked too.
 func (r *Result) Resolved(hideSecrets bool) (*tree.Node, error) {
 	cfg := r.Config.Clone()
 	if hideSecrets {
-		maskSecrets(cfg)
 		redactOrigins(cfg, map[string]string{})
+		rv := newResolver(cfg, r.env)
+		rv.memo = map[string]*tree.Node{}
+		if err := readAsMasking(rv, cfg, nil); err != nil {
+			return nil, err
+		}
+		maskSecrets(cfg)
 	}
 	rv := newResolver(cfg, r.env)
 	rv.memo = map[string]*tree.Node{}

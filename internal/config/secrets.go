@@ -52,6 +52,52 @@ func maskSecrets(n *tree.Node) {
 	}
 }
 
+// readAsMasking resolves, in maskSecrets' order, every value the masking
+// walk passes: each value of a map it walks (secret ones included) and each
+// item of a list it walks. NeMo Gym's walk reads values the same way, so an
+// unresolvable secret fails `env resolve` there although it would print
+// masked; items of a list under a secret key are only counted, not read.
+func readAsMasking(rv *resolver, n *tree.Node, at Path) error {
+	switch n.Kind {
+	case tree.Map:
+		for _, e := range n.Entries {
+			if e.Value.Kind == tree.List && IsSecretKey(e.Key) {
+				continue
+			}
+			if err := readAsMasking(rv, e.Value, at.Key(e.Key)); err != nil {
+				return err
+			}
+		}
+	case tree.List:
+		for i, it := range n.Items {
+			if it.Kind == tree.Map {
+				if err := readAsMasking(rv, it, at.Index(i)); err != nil {
+					return err
+				}
+				continue
+			}
+			if _, err := rv.value(it, at.Index(i)); err != nil {
+				return err
+			}
+		}
+	default:
+		_, err := rv.value(n, at)
+		return err
+	}
+	return nil
+}
+
+// secretPath reports whether the value at p is masked: its nearest key
+// names a secret.
+func secretPath(p Path) bool {
+	for i := len(p) - 1; i >= 0; i-- {
+		if !p[i].IsIndex {
+			return IsSecretKey(p[i].Key)
+		}
+	}
+	return false
+}
+
 func masked(n *tree.Node) *tree.Node {
 	m := tree.NewString(secretMask)
 	m.Origin = n.Origin

@@ -41,7 +41,7 @@ var reservedKeys = map[string]bool{
 	"_inherit_from": true, "_copy": true, "nemo_gym_log_dir": true, "verbose": true,
 	"json": true, "query": true, "observability_enabled": true, "model_call_capture_dir": true,
 	"token_id_capture": true, "component_name": true, "skip_verification": true,
-	"skip_verification_reward": true,
+	"skip_verification_reward": true, AllowUnsupportedPairingKey: true,
 }
 
 // IsReserved reports whether a top-level key is one of NeMo Gym's reserved keys.

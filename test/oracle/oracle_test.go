@@ -132,8 +132,12 @@ var oracleCases = []oracleCase{
 	{name: "rs/multichallenge+openai_model", args: configs("resources_servers/multichallenge/configs/multichallenge.yaml", openaiModel)},
 	// allowed_model_types: vllm-only resources server with openai_model.
 	{name: "rs/asr_with_pc+openai_model (unsupported pairing)",
-		args:  configs("resources_servers/asr_with_pc/configs/asr_with_pc.yaml", openaiModel),
-		known: []string{"model-pairing"}},
+		args:     configs("resources_servers/asr_with_pc/configs/asr_with_pc.yaml", openaiModel),
+		bothFail: "The selected Gym model-server adapter is not compatible with this workload"},
+	{name: "rs/asr_with_pc+openai_model allow_unsupported_pairing=true",
+		args: cat(configs("resources_servers/asr_with_pc/configs/asr_with_pc.yaml", openaiModel), []string{"+allow_unsupported_pairing=true"})},
+	{name: "rs/asr_with_pc+vllm_model (supported pairing)",
+		args: configs("resources_servers/asr_with_pc/configs/asr_with_pc.yaml", vllmModel)},
 	{name: "rs/workplace_assistant+openai_model",
 		args: configs("resources_servers/workplace_assistant/configs/workplace_assistant.yaml", openaiModel)},
 	// NeMo Gym rejects spartqa as an almost-server (a non-enum licence on a
@@ -142,9 +146,27 @@ var oracleCases = []oracleCase{
 		bothFail: "almost-server"},
 
 	// A resources server, an agent and a model, as a user passes them.
+	// The unbound simple_agent is composed onto the environment's agent. The
+	// composed agent's port is set on simple_agent, which it is copied from:
+	// NeMo Gym refuses an override of a field the composed agent does not
+	// declare, such as the port pin the harness would add.
 	{name: "rs+agent+model/example_single_tool_call+simple_agent+openai_model",
-		args:  configs(singleTool, simpleAgent, openaiModel),
-		known: []string{"agent-composition"}},
+		args: cat(configs(singleTool, simpleAgent, openaiModel), []string{"++simple_agent.responses_api_agents.simple_agent.port=12100"})},
+	{name: "rs+agent+model/example_single_tool_call+simple_agent+openai_model, override of the composed agent",
+		args: cat(configs(singleTool, simpleAgent, openaiModel), []string{"++simple_agent.responses_api_agents.simple_agent.port=12100",
+			"++example_single_tool_call_simple_agent.responses_api_agents.simple_agent.model_server.name=policy_model",
+			"++example_single_tool_call_simple_agent.responses_api_agents.simple_agent.entrypoint=other.py"})},
+	{name: "rs+agent+model/example_single_tool_call+simple_agent+openai_model, override of an undeclared field",
+		args: cat(configs(singleTool, simpleAgent, openaiModel),
+			[]string{"++example_single_tool_call_simple_agent.responses_api_agents.simple_agent.undeclared_field=1"}),
+		bothFail: "Key 'undeclared_field' is not in"},
+	// Two benchmarks' agents, one simple_agent composed onto both.
+	{name: "benchmark/aime24+gsm8k+simple_agent+openai_model",
+		args: cat(configs("benchmarks/aime24/config.yaml", "benchmarks/gsm8k/config.yaml", simpleAgent, openaiModel),
+			[]string{"++simple_agent.responses_api_agents.simple_agent.port=12100"})},
+	// An unbound agent alone has nothing to compose onto.
+	{name: "agent/simple_agent+openai_model (nothing to compose onto)",
+		args: configs(simpleAgent, openaiModel), bothFail: "defines no other agent instance to rehost it on"},
 
 	// Models on their own.
 	{name: "model/openai_model", args: configs(openaiModel)},
@@ -170,17 +192,22 @@ var oracleCases = []oracleCase{
 	{name: "benchmark/aime24+openai_model", args: configs("benchmarks/aime24/config.yaml", openaiModel)},
 	{name: "benchmark/ifeval+openai_model", args: configs("benchmarks/ifeval/config.yaml", openaiModel)},
 	{name: "benchmark/gsm8k+openai_model", args: configs("benchmarks/gsm8k/config.yaml", openaiModel)},
-	// A secret-keyed ${oc.env:OPENSANDBOX_API_KEY} with the variable unset.
+	// A secret-keyed ${oc.env:OPENSANDBOX_API_KEY} with the variable unset:
+	// both resolve every value before masking, so both fail.
 	{name: "benchmark/job_bench/claude_code+openai_model (unset secret env var)",
-		args:  configs("benchmarks/job_bench/claude_code.yaml", openaiModel),
-		known: []string{"secret-interpolation"}},
+		args:     configs("benchmarks/job_bench/claude_code.yaml", openaiModel),
+		bothFail: "Environment variable 'OPENSANDBOX_API_KEY' not found"},
 
 	// An environment.
 	{name: "environment/circle_count+openai_model", args: configs("environments/circle_count/config.yaml", openaiModel)},
 	// A legacy reasoning-gym agent name, routed through agent_map.
 	{name: "environment/hermes_reasoning_gym+openai_model",
-		args:  configs("environments/hermes_reasoning_gym/config.yaml", openaiModel),
-		known: []string{"legacy-agent-aliases"}},
+		args: configs("environments/hermes_reasoning_gym/config.yaml", openaiModel)},
+	// The legacy name selected, and a declared route that wins.
+	{name: "environment/hermes_reasoning_gym+openai_model agent_name, agent_map",
+		args: cat(configs("environments/hermes_reasoning_gym/config.yaml", openaiModel),
+			[]string{"+agent_name=reasoning_gym_hermes_agent", "+agent_map.reasoning_gym_hermes_agent=hermes_reasoning_gym_agent",
+				"+agent_map.older=reasoning_gym_hermes_agent"})},
 
 	// Command-line overrides over real configs: replace a file value, add a
 	// nested key, flip a server field, set a default host; a partial
@@ -230,33 +257,7 @@ type knownDifference struct {
 	everyCase bool
 }
 
-var knownDifferences = map[string]knownDifference{
-	"legacy-agent-aliases": {
-		summary: "NeMo Gym 0.7.0 routes legacy reasoning-gym agent names (LEGACY_AGENT_ALIASES) to the canonical " +
-			"instances and writes the routes into a top-level agent_map; gym writes no agent_map.",
-		kinds:    []DiffKind{MissingOurs},
-		patterns: []Pattern{MustPattern("agent_map")},
-	},
-	"model-pairing": {
-		summary: "NeMo Gym 0.7.0 rejects an agent whose resources server declares allowed_model_types that exclude " +
-			"its model server's type (bypass: NEMO_GYM_ALLOW_UNSUPPORTED_PAIRING=1 / --allow-unsupported-pairing); " +
-			"gym does not check it.",
-		kinds:         []DiffKind{NeMoFails},
-		errorContains: "model-server adapter is not compatible",
-	},
-	"secret-interpolation": {
-		summary: "`env resolve` in NeMo Gym resolves every value while masking (the masking walk reads each value), " +
-			"so an unset ${oc.env:VAR} under a secret key fails the command; gym masks before resolving and prints '****'.",
-		kinds:         []DiffKind{NeMoFails},
-		errorContains: "Environment variable",
-	},
-	"agent-composition": {
-		summary: "NeMo Gym 0.7.0 composes an unbound agent (simple_agent.yaml: resources_server.name: ???) onto " +
-			"the agents of the other configs; gym reports the ??? as an unset value.",
-		kinds:         []DiffKind{OursFails},
-		errorContains: "simple_agent.responses_api_agents.simple_agent.resources_server.name",
-	},
-}
+var knownDifferences = map[string]knownDifference{}
 
 func (k knownDifference) explains(d Difference) bool {
 	if len(k.kinds) > 0 && !containsKind(k.kinds, d.Kind) {
