@@ -46,7 +46,8 @@ type Launch struct {
 	opts     Options
 	head     *headServer
 	children []*child
-	ray      *child // the run's Ray head, when gym started one
+	ray      *child   // the run's Ray head, when gym started one
+	rayEnv   []string // what every server needs to use that cluster
 	out      *syncWriter
 	crashed  chan *child
 	stopOnce sync.Once
@@ -221,6 +222,7 @@ func (l *Launch) childEnv(spec ChildSpec, yaml string) []string {
 	if uv := stringField(l.opts.Result.Config, "uv_cache_dir"); uv != "" {
 		env = append(env, "UV_CACHE_DIR="+uv)
 	}
+	env = append(env, l.rayEnv...)
 	return append(env, config.ConfigDictEnv+"="+yaml, config.ConfigPathEnv+"="+spec.Instance)
 }
 

@@ -135,7 +135,13 @@ func (l *Launch) startRayHead(ctx context.Context, venv python.Venv) (string, er
 	if err != nil {
 		return "", err
 	}
-	env := python.RayHeadEnv(venv.Activate(l.opts.Environ))
+	auth, err := python.RayAuthEnv(l.opts.Environ)
+	if err != nil {
+		os.RemoveAll(tempDir)
+		return "", err
+	}
+	l.rayEnv = auth
+	env := append(python.RayHeadEnv(venv.Activate(l.opts.Environ)), auth...)
 	proc, err := startProcess(argv[0], argv, l.opts.Cwd, env, pw, syscall.SIGTERM)
 	pw.Close()
 	if err != nil {

@@ -1,6 +1,8 @@
 package python
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"net"
 	"regexp"
 	"strconv"
@@ -39,6 +41,23 @@ func RayHeadEnv(environ []string) []string {
 		}
 	}
 	return append(env, "RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S=0", "RAY_USAGE_STATS_ENABLED=0")
+}
+
+// RayAuthEnv is what the Ray head and every server of the run get so that
+// only they can use the cluster: Ray's token authentication with a token
+// made for this run (nemo-gym's local ray.init() turns token auth on too).
+// A user's own RAY_AUTH_MODE in environ is left to rule, and nil returned.
+func RayAuthEnv(environ []string) ([]string, error) {
+	for _, kv := range environ {
+		if strings.HasPrefix(kv, "RAY_AUTH_MODE=") {
+			return nil, nil
+		}
+	}
+	token := make([]byte, 32)
+	if _, err := rand.Read(token); err != nil {
+		return nil, err
+	}
+	return []string{"RAY_AUTH_MODE=token", "RAY_AUTH_TOKEN=" + hex.EncodeToString(token)}, nil
 }
 
 // rayNodeIPLine is where `ray start` says which address the node took

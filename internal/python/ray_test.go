@@ -34,3 +34,17 @@ func TestRayHeadEnvKeepsAUserDrain(t *testing.T) {
 		t.Errorf("env = %q", env)
 	}
 }
+
+func TestRayAuthEnv(t *testing.T) {
+	a, err := RayAuthEnv([]string{"A=1"})
+	if err != nil || len(a) != 2 || a[0] != "RAY_AUTH_MODE=token" || len(a[1]) != len("RAY_AUTH_TOKEN=")+64 {
+		t.Fatalf("env = %q, %v", a, err)
+	}
+	b, _ := RayAuthEnv(nil)
+	if a[1] == b[1] {
+		t.Error("two runs got the same token")
+	}
+	if own, _ := RayAuthEnv([]string{"RAY_AUTH_MODE=disabled"}); own != nil {
+		t.Errorf("a user's RAY_AUTH_MODE was overridden: %q", own)
+	}
+}

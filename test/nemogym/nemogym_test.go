@@ -162,6 +162,9 @@ func TestOneRayHeadSharedAndNothingLeft(t *testing.T) {
 			if !strings.Contains(out, "Connecting to Ray cluster at specified address: "+gave[0][2]) {
 				t.Errorf("the probes did not join the cluster named in their config:\n%s", out)
 			}
+			if strings.Contains(out, "Token authentication is disabled") {
+				t.Errorf("the run's Ray cluster is open to anyone who reaches it:\n%s", out)
+			}
 			if heads := rootProcesses(h.root, "gcs_server"); len(heads) != 1 {
 				t.Errorf("want one GCS, found %q", heads)
 			}
