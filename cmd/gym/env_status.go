@@ -47,7 +47,7 @@ func runStatus(ctx context.Context, opts *statusOptions) error {
 	if err != nil {
 		return err
 	}
-	infos, err := launcher.Status(ctx, launcher.NewHeadClient(res.Config), time.Now())
+	infos, err := launcher.Status(ctx, launcher.NewHeadClient(res), time.Now())
 	if err != nil {
 		if opts.json {
 			_, err := fmt.Fprintln(f.IO.Out, "[]")

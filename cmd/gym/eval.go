@@ -487,7 +487,7 @@ func headAgentURLs(res *config.Result) func(context.Context, string) (string, er
 	return func(ctx context.Context, agent string) (string, error) {
 		once.Do(func() {
 			var global *tree.Node
-			global, err = launcher.NewHeadClient(res.Config).Config(ctx)
+			global, err = launcher.NewHeadClient(res).Config(ctx)
 			if err == nil {
 				lookup = configAgentURLs(global)
 			}

@@ -380,7 +380,7 @@ func (r *Result) Value(key string) (*tree.Node, error) {
 	if n == nil {
 		return nil, nil
 	}
-	return newResolver(r.Config, r.env).value(n, Path{{Key: key}})
+	return newResolver(r.Config, r.env).full(n, Path{{Key: key}})
 }
 
 // LookupEnv is the environment lookup the config was resolved with; server

@@ -25,8 +25,8 @@ type HeadClient struct {
 // NewHeadClient is the client of the head server the config names
 // (head_server.host:port, 127.0.0.1:11000 by default; an all-interfaces
 // host is reached on loopback).
-func NewHeadClient(cfg *tree.Node) HeadClient {
-	host, port := HeadAddress(cfg)
+func NewHeadClient(res *config.Result) HeadClient {
+	host, port := HeadAddress(res)
 	return HeadClient{
 		URL:  "http://" + net.JoinHostPort(dialHost(host), strconv.Itoa(port)),
 		HTTP: &http.Client{Timeout: 10 * time.Second},

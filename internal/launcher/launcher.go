@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -119,7 +120,7 @@ func Start(ctx context.Context, opts Options) (*Launch, error) {
 	if err := becomeSubreaper(); err != nil {
 		fmt.Fprintf(opts.Out, "warning: cannot become a child subreaper (%v); orphaned grandchildren are left to init\n", err)
 	}
-	headHost, headPort := HeadAddress(res.Config)
+	headHost, headPort := HeadAddress(res)
 	headListener, err := listenHead(headHost, headPort)
 	if err != nil {
 		return nil, err
@@ -180,17 +181,35 @@ func Start(ctx context.Context, opts Options) (*Launch, error) {
 }
 
 // HeadAddress is where the config puts the head server: head_server.host
-// and .port, NeMo Gym's 127.0.0.1:11000 by default.
-func HeadAddress(cfg *tree.Node) (string, int) {
-	hs := cfg.Get("head_server")
+// and .port, resolved (a port may come from ${oc.env:...} as a string),
+// NeMo Gym's 127.0.0.1:11000 by default. Loading the config has already
+// refused a head server it cannot resolve.
+func HeadAddress(res *config.Result) (string, int) {
+	hs, _ := res.Value("head_server")
 	host, port := "127.0.0.1", 11000
 	if h := stringField(hs, "host"); h != "" {
 		host = h
 	}
-	if p := hs.Get("port"); p != nil && p.Kind == tree.Int {
+	switch p := hs.Get("port"); {
+	case p == nil:
+	case p.Kind == tree.Int:
 		port = int(p.Int)
+	case p.Kind == tree.String:
+		if n, err := strconv.Atoi(strings.TrimSpace(p.Str)); err == nil {
+			port = n
+		}
 	}
 	return host, port
+}
+
+// setting is a top-level string setting, resolved; "" when unset or not
+// a string.
+func (l *Launch) setting(key string) string {
+	v, err := l.opts.Result.Value(key)
+	if err != nil || v == nil || v.Kind != tree.String {
+		return ""
+	}
+	return v.Str
 }
 
 // childEnv is the parent's environment plus the child contract: the whole
@@ -219,7 +238,7 @@ func (l *Launch) childEnv(spec ChildSpec, yaml string) []string {
 	if pythonPath != "" {
 		env = append(env, "PYTHONPATH="+pythonPath)
 	}
-	if uv := stringField(l.opts.Result.Config, "uv_cache_dir"); uv != "" {
+	if uv := l.setting("uv_cache_dir"); uv != "" {
 		env = append(env, "UV_CACHE_DIR="+uv)
 	}
 	env = append(env, l.rayEnv...)
@@ -228,7 +247,7 @@ func (l *Launch) childEnv(spec ChildSpec, yaml string) []string {
 
 func (l *Launch) startChild(spec ChildSpec, yaml string, py *pythonServers) (*child, error) {
 	c := &child{spec: spec, tail: &tail{max: 40}, pumpDone: make(chan struct{})}
-	if dir := stringField(l.opts.Result.Config, "nemo_gym_log_dir"); dir != "" {
+	if dir := l.setting("nemo_gym_log_dir"); dir != "" {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("nemo_gym_log_dir: %w", err)
 		}

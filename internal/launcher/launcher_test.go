@@ -186,7 +186,7 @@ func TestStartReadyHeadServerAndCleanStop(t *testing.T) {
 		}
 	}
 
-	host, port := HeadAddress(opts.Result.Config)
+	host, port := HeadAddress(opts.Result)
 	base := "http://" + host + ":" + strconv.Itoa(port)
 	var yamlText string
 	getJSON(t, base+"/global_config_dict_yaml", &yamlText)
@@ -199,7 +199,7 @@ func TestStartReadyHeadServerAndCleanStop(t *testing.T) {
 		t.Errorf("server_instances = %+v", infos)
 	}
 
-	statuses, err := Status(context.Background(), NewHeadClient(opts.Result.Config), time.Now())
+	statuses, err := Status(context.Background(), NewHeadClient(opts.Result), time.Now())
 	if err != nil || len(statuses) != 2 || *statuses[0].Status != healthSuccess {
 		t.Errorf("status = %+v, %v", statuses, err)
 	}

@@ -30,7 +30,7 @@ func Prefetch(ctx context.Context, opts Options) error {
 	if len(pySpecs) == 0 {
 		return nil
 	}
-	settings, err := python.FromConfig(res.Config, opts.Cwd, opts.Environ, opts.LookPath)
+	settings, err := python.FromConfig(res.Value, opts.Cwd, opts.Environ, opts.LookPath)
 	if err != nil {
 		return err
 	}

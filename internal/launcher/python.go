@@ -50,7 +50,7 @@ func (l *Launch) setUpPython(ctx context.Context, specs []ChildSpec) (*pythonSer
 	if len(pySpecs) == 0 {
 		return nil, nil
 	}
-	settings, err := python.FromConfig(cfg, l.opts.Cwd, l.opts.Environ, l.opts.LookPath)
+	settings, err := python.FromConfig(l.opts.Result.Value, l.opts.Cwd, l.opts.Environ, l.opts.LookPath)
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +64,7 @@ func (l *Launch) setUpPython(ctx context.Context, specs []ChildSpec) (*pythonSer
 	}
 	settings.Publish(cfg)
 	p := &pythonServers{venvs: venvs}
-	if addr := stringField(cfg, "ray_head_node_address"); addr != "" {
+	if addr := l.setting("ray_head_node_address"); addr != "" {
 		l.out.writeLine(fmt.Sprintf("Using the Ray cluster at %s (ray_head_node_address)\n", addr))
 		return p, nil
 	}

@@ -2,7 +2,13 @@
 
 package python
 
-import "context"
+import (
+	"context"
+	"os"
+)
 
-// lockFile is a no-op where flock does not exist; NeMo Gym runs on Unix only.
-func lockFile(context.Context, string) (func(), bool, error) { return func() {}, false, nil }
+// lockFile only opens path where flock does not exist; NeMo Gym runs on
+// Unix only.
+func lockFile(_ context.Context, path string, _ func()) (*os.File, error) {
+	return os.OpenFile(path, os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o644)
+}

@@ -11,27 +11,32 @@ import (
 )
 
 // lockFile takes an exclusive flock on path, as NeMo Gym's _venv_setup.py
-// does on the same file, waiting until ctx ends. The file is never removed:
-// another installer may be waiting on it.
-func lockFile(ctx context.Context, path string) (unlock func(), waited bool, err error) {
+// does on the same file, waiting (after calling waiting once) until ctx
+// ends; closing the file releases it. The file is never removed: another
+// installer may be waiting on it.
+func lockFile(ctx context.Context, path string, waiting func()) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o644)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
+	told := false
 	for {
 		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 		if err == nil {
-			return func() { f.Close() }, waited, nil
+			return f, nil
 		}
 		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
 			f.Close()
-			return nil, waited, err
+			return nil, err
 		}
-		waited = true
+		if !told {
+			told = true
+			waiting()
+		}
 		select {
 		case <-ctx.Done():
 			f.Close()
-			return nil, waited, ctx.Err()
+			return nil, ctx.Err()
 		case <-time.After(100 * time.Millisecond):
 		}
 	}

@@ -57,39 +57,54 @@ func Defaults(venvRoot string, environ []string, lookPath func(string) (string, 
 	return Settings{VenvRoot: venvRoot, Deps: DefaultDeps(), NemoGymVersion: NemoGymVersion, Environ: environ, LookPath: lookPath}
 }
 
-// FromConfig reads the settings from a resolved config; cwd anchors a
-// relative uv_venv_dir as NeMo Gym's Path.absolute() does.
-func FromConfig(cfg *tree.Node, cwd string, environ []string, lookPath func(string) (string, error)) (Settings, error) {
+// FromConfig reads the settings from a config through value, which
+// resolves a top-level key (nil when absent); cwd anchors a relative
+// uv_venv_dir as NeMo Gym's Path.absolute() does.
+func FromConfig(value func(key string) (*tree.Node, error), cwd string, environ []string, lookPath func(string) (string, error)) (Settings, error) {
 	s := Defaults(cwd, environ, lookPath)
-	s.CacheDir = str(cfg, "uv_cache_dir")
-	s.PythonVersion = str(cfg, "python_version")
-	s.SkipIfPresent = config.Truthy(cfg.Get("skip_venv_if_present"))
-	s.SetPython = config.Truthy(cfg.Get("uv_pip_set_python"))
-	s.Verbose = config.Truthy(cfg.Get("pip_install_verbose"))
-	if v := str(cfg, "uv_venv_dir"); filepath.IsAbs(v) {
+	get := map[string]*tree.Node{}
+	for _, key := range []string{"uv_venv_dir", "uv_cache_dir", "uv_lock_timeout_seconds", "python_version", "head_server_deps",
+		"skip_venv_if_present", "uv_pip_set_python", "pip_install_verbose", "nemo_gym_version"} {
+		v, err := value(key)
+		if err != nil {
+			return s, err
+		}
+		if v != nil && v.Kind != tree.Null {
+			get[key] = v
+		}
+	}
+	text := func(key string) string {
+		if v := get[key]; v != nil && v.Kind == tree.String {
+			return v.Str
+		}
+		return ""
+	}
+	s.CacheDir = text("uv_cache_dir")
+	s.SkipIfPresent = config.Truthy(get["skip_venv_if_present"])
+	s.SetPython = config.Truthy(get["uv_pip_set_python"])
+	s.Verbose = config.Truthy(get["pip_install_verbose"])
+	if v := text("uv_venv_dir"); filepath.IsAbs(v) {
 		s.VenvRoot = v
 	} else if v != "" {
 		s.VenvRoot = filepath.Join(cwd, v)
 	}
-	if v := cfg.Get("uv_lock_timeout_seconds"); v != nil && v.Kind != tree.Null {
+	if v := get["uv_lock_timeout_seconds"]; v != nil {
 		s.LockTimeout = interp.PythonStr(v)
 	}
-	if v := cfg.Get("nemo_gym_version"); v != nil && v.Kind != tree.Null {
+	if v := get["nemo_gym_version"]; v != nil {
 		if v.Kind != tree.String || v.Str == "" {
 			return s, fmt.Errorf("nemo_gym_version must be a version string such as %q, got %s", NemoGymVersion, interp.PythonRepr(v))
 		}
 		s.NemoGymVersion = v.Str
 	}
-	if pv := cfg.Get("python_version"); pv != nil && pv.Kind != tree.Null && pv.Kind != tree.String {
+	if v := get["python_version"]; v != nil {
 		// OmegaConf keeps 3.13 as a float; uv wants the text.
-		s.PythonVersion = interp.PythonStr(pv)
+		s.PythonVersion = interp.PythonStr(v)
 	}
-	deps := cfg.Get("head_server_deps")
-	switch {
-	case deps == nil || deps.Kind == tree.Null:
-	case deps.Kind != tree.List:
-		return s, fmt.Errorf("head_server_deps must be a list of requirement strings such as [%q], got %s", DefaultDeps()[0], interp.PythonRepr(deps))
-	default:
+	if deps := get["head_server_deps"]; deps != nil {
+		if deps.Kind != tree.List {
+			return s, fmt.Errorf("head_server_deps must be a list of requirement strings such as [%q], got %s", DefaultDeps()[0], interp.PythonRepr(deps))
+		}
 		s.Deps = nil
 		for i, d := range deps.Items {
 			if d.Kind != tree.String || strings.TrimSpace(d.Str) == "" {
@@ -150,6 +165,9 @@ func (s *Settings) ResolvePython(ctx context.Context) error {
 		}
 	}
 	if found == "" {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
 		return &NoPythonError{}
 	}
 	cmd := exec.CommandContext(ctx, found, "-c", "import platform; print(platform.python_version())")
@@ -168,11 +186,4 @@ type NoPythonError struct{}
 func (*NoPythonError) Error() string {
 	return "uv finds no Python interpreter for the Python servers. NeMo Gym " + NemoGymVersion + " needs Python >= " + PythonFloor +
 		": install Python 3.13 (`uv python install 3.13`, or your system's packages, e.g. `apt install python3.13`), or name an installed one with ++python_version=<version>"
-}
-
-func str(m *tree.Node, key string) string {
-	if v := m.Get(key); v != nil && v.Kind == tree.String {
-		return v.Str
-	}
-	return ""
 }

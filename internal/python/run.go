@@ -39,6 +39,7 @@ func Pytest(ctx context.Context, interpreter, dir string, environ []string, out,
 		return fmt.Errorf("pytest is not installed for %s; add pytest to the component's requirements (NeMo Gym's `nemo-gym[dev]` has it) and run gym env prefetch, or pip install pytest", interpreter)
 	}
 	cmd := exec.CommandContext(ctx, interpreter, "-m", "pytest")
+	contain(cmd)
 	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = dir, withPythonPath(environ, dir, filepath.Dir(filepath.Dir(dir))), out, errOut
 	return classify("pytest in "+dir, cmd.Run())
 }
@@ -79,6 +80,7 @@ func Prepare(ctx context.Context, r PrepareRequest) (string, error) {
 	result.Close()
 	defer os.Remove(result.Name())
 	cmd := exec.CommandContext(ctx, r.Interpreter, "-c", prepareProgram, module, string(r.ArgsJSON))
+	contain(cmd)
 	cmd.Dir = r.Root
 	cmd.Env = append(r.Environ, "GYM_PREPARE_RESULT="+result.Name())
 	cmd.Stdout, cmd.Stderr = r.Out, r.Out

@@ -83,6 +83,8 @@ type SetupError struct {
 	Tail []string
 }
 
+func (e *SetupError) Unwrap() error { return e.Err }
+
 func (e *SetupError) Error() string {
 	msg := fmt.Sprintf("setting up the Python environment of %s failed: %s", e.Dir, e.Err)
 	if e.Step != "" {
@@ -227,14 +229,11 @@ func (s Settings) Ensure(ctx context.Context, serverDir string, emit func(string
 	if err := os.MkdirAll(filepath.Dir(venv.Dir), 0o755); err != nil {
 		return venv, &SetupError{Dir: serverDir, Err: err}
 	}
-	unlock, waited, err := lockFile(ctx, venv.Dir+".setup.lock")
+	lock, err := lockFile(ctx, venv.Dir+".setup.lock", func() { emit("Waiting for virtual environment setup: " + venv.Dir) })
 	if err != nil {
 		return venv, &SetupError{Dir: serverDir, Err: err}
 	}
-	defer unlock()
-	if waited {
-		emit("Waited for another setup of " + venv.Dir)
-	}
+	defer lock.Close()
 	if s.SkipIfPresent && venv.complete() {
 		return venv, nil
 	}
@@ -246,7 +245,7 @@ func (s Settings) Ensure(ctx context.Context, serverDir string, emit func(string
 	os.Remove(marker)
 	env := venv.Activate(s.env())
 	for _, step := range steps {
-		if err := runStep(ctx, step, serverDir, env, emit); err != nil {
+		if err := runStep(ctx, step, serverDir, env, lock, emit); err != nil {
 			return venv, err
 		}
 	}
@@ -282,9 +281,16 @@ func (s Settings) env() []string {
 // tailLines is how much of a failed step's output its error repeats.
 const tailLines = 15
 
-func runStep(ctx context.Context, step Step, dir string, env []string, emit func(string)) error {
+// runStep runs one setup command, contained, holding the venv's lock: the
+// installer inherits the lock's descriptor (as with NeMo Gym's
+// _venv_setup.py), so no other setup can start while it still runs.
+func runStep(ctx context.Context, step Step, dir string, env []string, lock *os.File, emit func(string)) error {
 	cmd := exec.CommandContext(ctx, step.Argv[0], step.Argv[1:]...)
 	cmd.Dir, cmd.Env = dir, env
+	contain(cmd)
+	if lock != nil {
+		cmd.ExtraFiles = []*os.File{lock}
+	}
 	if step.Stdin != "" {
 		cmd.Stdin = strings.NewReader(step.Stdin)
 	}
@@ -311,6 +317,9 @@ func runStep(ctx context.Context, step Step, dir string, env []string, emit func
 	wg.Wait()
 	if err == nil {
 		return nil
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
 	}
 	shown := strings.Join(append([]string{"uv"}, step.Argv[1:]...), " ")
 	var exit *exec.ExitError

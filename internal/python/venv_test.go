@@ -7,10 +7,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/nemo-gym-go/gym/internal/config"
+	"github.com/nemo-gym-go/gym/internal/config/tree"
 )
 
 func write(t *testing.T, path, content string) {
@@ -151,7 +155,8 @@ func TestFromConfig(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := FromConfig(cfg, "/cwd", nil, exec.LookPath)
+		value := func(key string) (*tree.Node, error) { return cfg.Get(key), nil }
+		s, err := FromConfig(value, "/cwd", nil, exec.LookPath)
 		switch {
 		case tc.wantErr != "":
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
@@ -261,5 +266,46 @@ func TestActivate(t *testing.T) {
 	want := []string{"A=1", "VIRTUAL_ENV=/v/.venv", "PATH=/v/.venv/bin:/usr/bin"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// A cancelled setup ends at once, as a cancellation (not as uv failing),
+// and leaves no installer process behind, grandchildren included.
+func TestEnsureCancelledEndsTheWholeInstaller(t *testing.T) {
+	s, dir, _ := fakeSettings(t)
+	pidFile := filepath.Join(t.TempDir(), "grandchild")
+	write(t, filepath.Join(filepath.Dir(dir), "..", "..", "bin", "uv"), `#!/bin/sh
+case "$1" in
+venv) for last; do :; done; mkdir -p "$last/bin"; : > "$last/bin/python"; : > "$last/bin/activate" ;;
+pip) sleep 30 & echo $! > `+pidFile+`; wait ;;
+esac
+`)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for {
+			if _, err := os.Stat(pidFile); err == nil {
+				cancel()
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	start := time.Now()
+	_, err := s.Ensure(ctx, dir, func(string) {})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("cancelled setup took %s", d)
+	}
+	data, _ := os.ReadFile(pidFile)
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+	deadline := time.Now().Add(2 * time.Second)
+	for syscall.Kill(pid, 0) == nil {
+		if time.Now().After(deadline) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("the installer's child %d outlived the cancelled setup", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
