@@ -37,9 +37,8 @@ func (e *TestFailedError) Error() string {
 }
 
 // TestComponent runs a component's own tests from whichever root it
-// resolves in: `go test` for a Go component inside a Go module, pytest
-// (from the component's venv when `gym env start` made one) for a Python
-// one.
+// resolves in: `go test` for a Go component inside a Go module, pytest for
+// a Python one, in its venv (built first when there is none).
 func TestComponent(ctx context.Context, o TestComponentOptions) error {
 	dir := o.Roots.ResolveFunc(o.Component, isDir)
 	if !isDir(dir) {

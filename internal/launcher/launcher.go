@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/nemo-gym-go/gym/internal/config"
+	"github.com/nemo-gym-go/gym/internal/config/interp"
 	"github.com/nemo-gym-go/gym/internal/config/tree"
 	"github.com/nemo-gym-go/gym/internal/python"
 	"github.com/nemo-gym-go/gym/internal/resolve"
@@ -125,7 +126,15 @@ func Start(ctx context.Context, opts Options) (*Launch, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Launch{opts: opts, out: &syncWriter{w: opts.Out}, crashed: make(chan *child, len(specs)), stopping: make(chan struct{})}
+	// One more than the servers: the Ray head is watched too.
+	l := &Launch{opts: opts, out: &syncWriter{w: opts.Out}, crashed: make(chan *child, len(specs)+1), stopping: make(chan struct{})}
+	// Bad timeouts are refused before anything is built or started.
+	for key, zero := range map[string]string{"server_spinup_timeout_seconds": spinupZero, "model_endpoint_readiness_timeout_seconds": endpointsZero} {
+		if _, err := l.seconds(key, zero); err != nil {
+			headListener.Close()
+			return nil, err
+		}
+	}
 	py, err := l.setUpPython(ctx, specs)
 	if err != nil {
 		headListener.Close()
@@ -168,6 +177,9 @@ func Start(ctx context.Context, opts Options) (*Launch, error) {
 	for _, c := range l.children {
 		go l.watch(c)
 	}
+	if l.ray != nil {
+		go l.watch(l.ray)
+	}
 	if err := l.waitReady(ctx); err != nil {
 		l.Stop()
 		return nil, err
@@ -202,6 +214,19 @@ func HeadAddress(res *config.Result) (string, int) {
 	return host, port
 }
 
+// uvEnv is uv_cache_dir and uv_lock_timeout_seconds as uv reads them, for
+// every process that may run uv, as NeMo Gym exports them.
+func (l *Launch) uvEnv() []string {
+	var env []string
+	if uv := l.setting("uv_cache_dir"); uv != "" {
+		env = append(env, "UV_CACHE_DIR="+uv)
+	}
+	if v, err := l.opts.Result.Value("uv_lock_timeout_seconds"); err == nil && v != nil && v.Kind != tree.Null {
+		env = append(env, "UV_LOCK_TIMEOUT="+interp.PythonStr(v))
+	}
+	return env
+}
+
 // setting is a top-level string setting, resolved; "" when unset or not
 // a string.
 func (l *Launch) setting(key string) string {
@@ -213,10 +238,11 @@ func (l *Launch) setting(key string) string {
 }
 
 // childEnv is the parent's environment plus the child contract: the whole
-// config, the instance name, PYTHONPATH with the component dir first and
-// UV_CACHE_DIR. Secrets travel here, never on a command line.
+// config, the instance name, PYTHONPATH with the component dir first, uv's
+// cache and lock timeout, and for a Python server what it needs to use the
+// run's Ray cluster. Secrets travel here, never on a command line.
 func (l *Launch) childEnv(spec ChildSpec, yaml string) []string {
-	drop := map[string]bool{config.ConfigDictEnv: true, config.ConfigPathEnv: true, "PYTHONPATH": true, "UV_CACHE_DIR": true}
+	drop := map[string]bool{config.ConfigDictEnv: true, config.ConfigPathEnv: true, "PYTHONPATH": true, "UV_CACHE_DIR": true, "UV_LOCK_TIMEOUT": true}
 	var env []string
 	pythonPath := ""
 	for _, kv := range l.opts.Environ {
@@ -238,10 +264,10 @@ func (l *Launch) childEnv(spec ChildSpec, yaml string) []string {
 	if pythonPath != "" {
 		env = append(env, "PYTHONPATH="+pythonPath)
 	}
-	if uv := l.setting("uv_cache_dir"); uv != "" {
-		env = append(env, "UV_CACHE_DIR="+uv)
+	env = append(env, l.uvEnv()...)
+	if spec.kind == runPython {
+		env = append(env, l.rayEnv...)
 	}
-	env = append(env, l.rayEnv...)
 	return append(env, config.ConfigDictEnv+"="+yaml, config.ConfigPathEnv+"="+spec.Instance)
 }
 
@@ -264,8 +290,8 @@ func (l *Launch) startChild(spec ChildSpec, yaml string, py *pythonServers) (*ch
 	case runPython:
 		if venv, ok := py.venv(spec.Dir); ok {
 			path, env = venv.Python(), venv.Activate(env)
-		} else if python3, err := l.opts.LookPath("python3"); err == nil {
-			path = python3
+		} else if system := python.System(l.opts.LookPath); system != "" {
+			path = system
 		} else {
 			return nil, fmt.Errorf("server '%s' has a Python entrypoint (%s) but neither uv nor python3 is on PATH; install uv (recommended) or Python 3", spec.Instance, spec.Entrypoint)
 		}
@@ -371,8 +397,8 @@ func (l *Launch) Stop() {
 		wg.Wait()
 		// The Ray head goes last: the servers are its drivers.
 		if l.ray != nil {
-			if l.ray.proc.stop(max(l.opts.Grace, rayStopGrace)) {
-				killed = append(killed, python.RayHeadName)
+			if grace := max(l.opts.Grace, rayStopGrace); l.ray.proc.stop(grace) {
+				fmt.Fprintf(l.opts.Out, "Killed after %s without stopping: %s\n", grace, python.RayHeadName)
 			}
 			l.ray.drained()
 			l.ray.output.Close()

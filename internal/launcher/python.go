@@ -115,6 +115,10 @@ func (l *Launch) startRayHead(ctx context.Context, venv python.Venv) (string, er
 	if _, err := os.Stat(venv.Bin("ray")); err != nil {
 		return "", fmt.Errorf("the Python servers need a Ray cluster, but %s has no ray (head_server_deps pins ray[default]); set ray_head_node_address to use a running cluster", venv.Dir)
 	}
+	auth, err := python.RayAuthEnv(l.opts.Environ)
+	if err != nil {
+		return "", err
+	}
 	// Short, as Ray's unix sockets live under it.
 	tempDir, err := os.MkdirTemp("", "gym-ray-")
 	if err != nil {
@@ -133,15 +137,11 @@ func (l *Launch) startRayHead(ctx context.Context, venv python.Venv) (string, er
 	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
-		return "", err
-	}
-	auth, err := python.RayAuthEnv(l.opts.Environ)
-	if err != nil {
 		os.RemoveAll(tempDir)
 		return "", err
 	}
 	l.rayEnv = auth
-	env := append(python.RayHeadEnv(venv.Activate(l.opts.Environ)), auth...)
+	env := append(append(python.RayHeadEnv(venv.Activate(l.opts.Environ)), l.uvEnv()...), auth...)
 	proc, err := startProcess(argv[0], argv, l.opts.Cwd, env, pw, syscall.SIGTERM)
 	pw.Close()
 	if err != nil {

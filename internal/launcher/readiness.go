@@ -34,6 +34,22 @@ func nextDelay(d, max time.Duration) time.Duration {
 
 // waitReady polls every server's GET / until it answers (any HTTP status
 // counts, as upstream), failing fast when a server exits.
+// What 0 means for each timeout, in its error message.
+const (
+	spinupZero    = "0 waits without a limit"
+	endpointsZero = "0 skips the check"
+)
+
+// waitReady polls every server until it answers, for up to
+// server_spinup_timeout_seconds (0 or less waits without a limit).
+func (l *Launch) waitReady(ctx context.Context) error {
+	limit, err := l.seconds("server_spinup_timeout_seconds", spinupZero)
+	if err != nil {
+		return err
+	}
+	return l.pollReady(ctx, limit)
+}
+
 // seconds reads a timeout key (NeMo Gym's default 600 when unset or null):
 // a number, or a numeric string as environment interpolation yields.
 func (l *Launch) seconds(key, zeroMeans string) (float64, error) {
@@ -57,13 +73,9 @@ func (l *Launch) seconds(key, zeroMeans string) (float64, error) {
 		"%s must be a number of seconds (%s), got %s", key, zeroMeans, scalarText(v))}
 }
 
-// waitReady polls every server until it answers, for up to
-// server_spinup_timeout_seconds (0 or less waits without a limit).
-func (l *Launch) waitReady(ctx context.Context) error {
-	limit, err := l.seconds("server_spinup_timeout_seconds", "0 waits without a limit")
-	if err != nil {
-		return err
-	}
+// pollReady polls every server until it answers, for up to limit seconds
+// (0 or less: no limit).
+func (l *Launch) pollReady(ctx context.Context, limit float64) error {
 	var deadline <-chan time.Time
 	if limit > 0 {
 		timer := time.NewTimer(time.Duration(limit * float64(time.Second)))
@@ -207,7 +219,7 @@ func isTimeout(err error) bool {
 // (0 or less skips), until every upstream model endpoint answers: Gym's
 // model server is up long before a vLLM behind it has loaded its weights.
 func (l *Launch) waitModelEndpoints(ctx context.Context) error {
-	seconds, err := l.seconds("model_endpoint_readiness_timeout_seconds", "0 skips the check")
+	seconds, err := l.seconds("model_endpoint_readiness_timeout_seconds", endpointsZero)
 	if err != nil {
 		return err
 	}

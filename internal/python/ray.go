@@ -40,7 +40,7 @@ func RayHeadEnv(environ []string) []string {
 			return env
 		}
 	}
-	return append(env, "RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S=0", "RAY_USAGE_STATS_ENABLED=0")
+	return append(env, "RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S=0")
 }
 
 // RayAuthEnv is what the Ray head and every server of the run get so that

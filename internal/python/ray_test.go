@@ -27,7 +27,7 @@ func TestRayHeadWatch(t *testing.T) {
 }
 
 func TestRayHeadEnvKeepsAUserDrain(t *testing.T) {
-	if env := RayHeadEnv([]string{"A=1"}); len(env) != 3 || env[1] != "RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S=0" {
+	if env := RayHeadEnv([]string{"A=1"}); len(env) != 2 || env[1] != "RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S=0" {
 		t.Errorf("env = %q", env)
 	}
 	if env := RayHeadEnv([]string{"RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S=5"}); len(env) != 1 {

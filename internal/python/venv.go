@@ -182,7 +182,10 @@ func withoutCheckoutLines(path string) (string, error) {
 }
 
 // indexFlags are the uv flags NeMo Gym derives from the environment for
-// installing nemo-gym from an index.
+// installing nemo-gym from an index. NeMo Gym also repeats UV_INDEX_URL and
+// UV_EXTRA_INDEX_URL as flags; uv reads them from the environment it
+// inherits anyway, and on a command line an index's credentials would show
+// in ps and in error messages, so they stay in the environment.
 func (s Settings) indexFlags() []string {
 	env := func(k string) string {
 		for _, kv := range s.Environ {
@@ -200,12 +203,6 @@ func (s Settings) indexFlags() []string {
 			flags = append(flags, "--index-strategy", "unsafe-best-match")
 		}
 		flags = append(flags, "fastapi<1.0")
-	}
-	if u := env("UV_INDEX_URL"); u != "" {
-		flags = append(flags, "--index-url", u)
-	}
-	for _, u := range strings.Fields(env("UV_EXTRA_INDEX_URL")) {
-		flags = append(flags, "--extra-index-url", u)
 	}
 	if strategy != "" {
 		flags = append(flags, "--index-strategy", strategy)

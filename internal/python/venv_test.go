@@ -72,12 +72,14 @@ func TestStepsAreNeMoGymsCommands(t *testing.T) {
 			},
 		},
 		{
+			// uv reads the index URLs from its environment; they carry
+			// credentials, so they are not repeated on the command line.
 			name:    "pyproject outside a checkout, pre-releases and custom indexes",
 			files:   map[string]string{"pyproject.toml": ""},
-			environ: []string{"NEMO_GYM_ALLOW_PRERELEASE=True", "UV_INDEX_URL=https://i/simple", "UV_EXTRA_INDEX_URL=https://a https://b"},
+			environ: []string{"NEMO_GYM_ALLOW_PRERELEASE=True", "UV_INDEX_URL=https://u:secret@i/simple", "UV_EXTRA_INDEX_URL=https://a https://b"},
 			want: []Step{
 				{Argv: []string{"uv", "venv", "--seed", "--allow-existing", "--python", "3.13.18", "V"}},
-				{Argv: []string{"uv", "pip", "install", "--pre", "--index-strategy", "unsafe-best-match", "fastapi<1.0", "--index-url", "https://i/simple", "--extra-index-url", "https://a", "--extra-index-url", "https://b", "nemo-gym==0.7.0"}},
+				{Argv: []string{"uv", "pip", "install", "--pre", "--index-strategy", "unsafe-best-match", "fastapi<1.0", "nemo-gym==0.7.0"}},
 				{Argv: []string{"uv", "pip", "install", "--no-sources", "-e", ".", "ray[default]==2.60.0", "openai==2.44.0"}},
 			},
 		},
