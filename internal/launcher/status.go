@@ -11,7 +11,6 @@ import (
 	"sync"
 	"text/tabwriter"
 	"time"
-
 )
 
 // Health words are NeMo Gym's.
