@@ -24,9 +24,9 @@ func newCmdEnvTest(f *Factory) *cobra.Command {
 		Short: "Run a component's own tests (go test or pytest)",
 		Long: `Find the component in the search roots (--search-dir, NEMO_GYM_EXTRA_ROOTS, the
 cwd, the install root) and run its own tests there: go test for a Go component
-inside a Go module, pytest for a Python one, in its venv (built first, as NeMo
-Gym's env test builds it, when uv is on PATH and there is none yet), with the
-component and its root on PYTHONPATH.`,
+inside a Go module, pytest for a Python one, in its venv (set up first, as NeMo
+Gym's env test does, when uv is on PATH; under the working directory, with gym's
+pins and uv's own cache), with the component and its root on PYTHONPATH.`,
 		Example: `  gym env test --resources-server my_env --search-dir ~/my-plugins
   gym env test +entrypoint=responses_api_agents/my_agent`,
 		RunE: func(cmd *cobra.Command, args []string) error {

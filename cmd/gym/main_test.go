@@ -93,25 +93,33 @@ func TestScripts(t *testing.T) {
 	})
 }
 
-// hideUV takes every directory holding a uv off the scripts' PATH, keeping
-// its python3 reachable through $WORK/.bin, so a script sees uv only when it
-// puts its own (a fake that logs what gym runs) on PATH.
+// hideUV takes uv off the scripts' PATH: a directory holding one is
+// replaced by $WORK/.bin, which links to everything else in it, so a script
+// sees uv only when it puts its own (a fake that logs what gym runs) on PATH.
 func hideUV(env *testscript.Env) error {
 	bin := filepath.Join(env.WorkDir, ".bin")
 	if err := os.MkdirAll(bin, 0o755); err != nil {
 		return err
 	}
-	path := []string{bin}
+	var path []string
+	hidden := false
 	for _, dir := range filepath.SplitList(env.Getenv("PATH")) {
 		if _, err := os.Stat(filepath.Join(dir, "uv")); err != nil {
 			path = append(path, dir)
 			continue
 		}
-		for _, name := range []string{"python3", "python"} {
-			target := filepath.Join(dir, name)
-			if _, err := os.Stat(target); err == nil {
-				os.Symlink(target, filepath.Join(bin, name))
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			if e.Name() != "uv" {
+				os.Symlink(filepath.Join(dir, e.Name()), filepath.Join(bin, e.Name()))
 			}
+		}
+		if !hidden {
+			path = append(path, bin)
+			hidden = true
 		}
 	}
 	env.Setenv("PATH", strings.Join(path, string(os.PathListSeparator)))

@@ -21,7 +21,8 @@ type TestComponentOptions struct {
 	Roots     *resolve.Roots
 	LookPath  func(string) (string, error)
 	Environ   []string
-	// VenvRoot is uv_venv_dir, where `gym env start` puts Python venvs.
+	// VenvRoot is where the component's venv goes (<root>/<type>/<impl>/.venv):
+	// the working directory, gym env start's default uv_venv_dir.
 	VenvRoot string
 	Out, Err io.Writer
 }
@@ -38,7 +39,7 @@ func (e *TestFailedError) Error() string {
 
 // TestComponent runs a component's own tests from whichever root it
 // resolves in: `go test` for a Go component inside a Go module, pytest for
-// a Python one, in its venv (built first when there is none).
+// a Python one, in its venv (set up first when uv is on PATH).
 func TestComponent(ctx context.Context, o TestComponentOptions) error {
 	dir := o.Roots.ResolveFunc(o.Component, isDir)
 	if !isDir(dir) {
@@ -63,8 +64,9 @@ func TestComponent(ctx context.Context, o TestComponentOptions) error {
 	case isPythonComponent(dir):
 		settings := python.Defaults(o.VenvRoot, o.Environ, o.LookPath)
 		venv := settings.VenvFor(dir)
-		// As NeMo Gym's env test does, a missing venv is built first.
-		if _, err := settings.UV(); err == nil && !fileExists(venv.Python()) {
+		// As NeMo Gym's env test does, the venv is set up first, every
+		// time, so changed requirements are installed.
+		if _, err := settings.UV(); err == nil {
 			if err := settings.ResolvePython(ctx); err != nil {
 				return err
 			}

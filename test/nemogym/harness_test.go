@@ -63,6 +63,11 @@ func newHarness(t *testing.T) *harness {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to chroot into the nemo-gym root")
 	}
+	// /proc/<pid>/root names the real path; compare against the same.
+	root, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		t.Fatalf("GYM_NEMO_GYM_ROOT: %v", err)
+	}
 	buildOnce.Do(func() {
 		if buildDir, buildErr = os.MkdirTemp("", "gym-nemogym-bin-"); buildErr != nil {
 			return

@@ -71,7 +71,7 @@ func TestNeMoGymPythonServersUnderGym(t *testing.T) {
 			t.Errorf("output lacks %q", want)
 		}
 	}
-	if regexp.MustCompile(`\((\w+)\) \(\w+\) `).MatchString(out) {
+	if twice := regexp.MustCompile(`(?m)^\((\w+)\) \((\w+)\) `).FindAllStringSubmatch(out, -1); slicesContainSame(twice) {
 		t.Errorf("a line is prefixed twice:\n%s", out)
 	}
 	for _, rel := range []string{"resources_servers/example_single_tool_call", "responses_api_agents/simple_agent"} {
@@ -262,6 +262,9 @@ func TestGymCollectsFromNeMoGymServers(t *testing.T) {
 		t.Fatalf("gym eval run --no-serve against NeMo Gym's servers: %v\n%s\nNeMo Gym's env start:\n%s", err, out, ng.output())
 	}
 	gymReward := meanReward(t, out)
+	if gymReward == "0.0" {
+		t.Errorf("gym's collection scored nothing:\n%s", out)
+	}
 	// NeMo Gym's own collection from the same servers is the reference:
 	// whatever its openai_model makes of the replayed answers, gym must
 	// score the same.
@@ -272,8 +275,18 @@ func TestGymCollectsFromNeMoGymServers(t *testing.T) {
 	if ngReward := meanReward(t, out); gymReward != ngReward {
 		t.Errorf("gym's collection scored %s, NeMo Gym's own %s, from the same servers", gymReward, ngReward)
 	}
-	ng.stop(t, syscall.SIGINT)
-	model.stop(t, syscall.SIGINT)
+	for _, stem := range []string{"gym", "ng"} {
+		if data, err := os.ReadFile(filepath.Join(h.work, stem+".jsonl")); err != nil || strings.Count(string(data), "\n") != 5 {
+			t.Errorf("%s.jsonl should hold the 5 rollouts: %v", stem, err)
+		}
+	}
+	if code := ng.stop(t, syscall.SIGINT); code != 0 {
+		t.Errorf("NeMo Gym's env start exited %d after SIGINT", code)
+	}
+	if code := model.stop(t, syscall.SIGINT); code != 0 {
+		t.Errorf("gym env start exited %d after SIGINT", code)
+	}
+	h.assertNothingLeft(t, 20*time.Second)
 	for _, pair := range [][2]string{{h.gym, "ng"}, {"ng", "gym"}} {
 		if out, err := h.run(context.Background(), pair[0]+" eval profile --inputs "+pair[1]+"_materialized_inputs.jsonl --rollouts "+pair[1]+".jsonl"); err != nil {
 			t.Errorf("%s eval profile on %s's files: %v\n%s", pair[0], pair[1], err, out)
@@ -297,4 +310,15 @@ func mustAtoi(s string) int {
 		panic(err)
 	}
 	return n
+}
+
+// slicesContainSame reports whether a match has one name twice, as in
+// "(srv) (srv) line" (Ray's own "(ray_head) (raylet) ..." is fine).
+func slicesContainSame(matches [][]string) bool {
+	for _, m := range matches {
+		if m[1] == m[2] {
+			return true
+		}
+	}
+	return false
 }
