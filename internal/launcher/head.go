@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -39,6 +40,7 @@ type headServer struct {
 	listener  net.Listener
 	mu        sync.Mutex
 	instances []InstanceInfo
+	ready     atomic.Bool
 }
 
 // listenHead binds the head server's address, first thing, so a taken port
@@ -61,9 +63,22 @@ func startHead(l net.Listener, configYAML string) (*headServer, error) {
 	}
 	h := &headServer{listener: l, instances: []InstanceInfo{}}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, []byte(`{"status":"ok"}`))
-	})
+	live := func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, []byte(`{"status":"ok"}`)) }
+	mux.HandleFunc("GET /{$}", live)
+	mux.HandleFunc("GET /livez", live)
+	// Ready once every server and model endpoint answers, as nemo-gym 0.7.0's.
+	ready := func(w http.ResponseWriter, _ *http.Request) {
+		if !h.ready.Load() {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			w.Write([]byte(`{"status":"starting"}`))
+			return
+		}
+		live(w, nil)
+	}
+	for _, path := range []string{"GET /readyz", "GET /healthz", "GET /health"} {
+		mux.HandleFunc(path, ready)
+	}
 	mux.HandleFunc("GET /global_config_dict_yaml", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, configJSON)
 	})

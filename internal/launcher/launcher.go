@@ -189,6 +189,7 @@ func Start(ctx context.Context, opts Options) (*Launch, error) {
 		l.Stop()
 		return nil, err
 	}
+	l.head.ready.Store(true)
 	return l, nil
 }
 

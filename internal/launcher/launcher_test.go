@@ -482,9 +482,17 @@ func TestHeadServerBytes(t *testing.T) {
 	l := &Launch{children: []*child{{spec: ChildSpec{Instance: "m", ServerType: "responses_api_models", Implementation: "replay_model", Entrypoint: "app.py", Host: "127.0.0.1", Port: 1}, proc: &process{pid: 7}}}}
 	h.setInstances(l.infos())
 	base := "http://127.0.0.1:" + strconv.Itoa(port)
+	if resp, err := http.Get(base + "/readyz"); err != nil || resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("/readyz before ready: %v %v", resp, err)
+	}
+	h.ready.Store(true)
 	for path, want := range map[string]string{
 		"/global_config_dict_yaml": `"prompt: <a & b>\n"`,
 		"/server_instances":        `"dir_path":"."`,
+		"/livez":                   `{"status":"ok"}`,
+		"/readyz":                  `{"status":"ok"}`,
+		"/healthz":                 `{"status":"ok"}`,
+		"/health":                  `{"status":"ok"}`,
 	} {
 		resp, err := http.Get(base + path)
 		if err != nil {
