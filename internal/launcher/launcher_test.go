@@ -531,3 +531,21 @@ func TestSpinupTimeout(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+func TestSweepRayTempDirsRemovesOnlyDeadOnes(t *testing.T) {
+	tmp := t.TempDir()
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	for name, pid := range map[string]int{"gym-ray-dead": dead.Process.Pid, "gym-ray-live": os.Getpid()} {
+		writeFile(t, filepath.Join(tmp, name, rayOwnerFile), strconv.Itoa(pid), 0o644)
+	}
+	writeFile(t, filepath.Join(tmp, "gym-ray-foreign", "x"), "", 0o644)
+	sweepRayTempDirs(tmp)
+	for name, want := range map[string]bool{"gym-ray-dead": false, "gym-ray-live": true, "gym-ray-foreign": true} {
+		if _, err := os.Stat(filepath.Join(tmp, name)); (err == nil) != want {
+			t.Errorf("%s exists = %v, want %v", name, err == nil, want)
+		}
+	}
+}

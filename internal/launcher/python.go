@@ -2,9 +2,12 @@ package launcher
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -119,9 +122,14 @@ func (l *Launch) startRayHead(ctx context.Context, venv python.Venv) (string, er
 	if err != nil {
 		return "", err
 	}
+	sweepRayTempDirs(os.TempDir())
 	// Short, as Ray's unix sockets live under it.
-	tempDir, err := os.MkdirTemp("", "gym-ray-")
+	tempDir, err := os.MkdirTemp("", rayTempPrefix)
 	if err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(tempDir, rayOwnerFile), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		os.RemoveAll(tempDir)
 		return "", err
 	}
 	argv := python.RayHeadArgv(venv, port, tempDir)
@@ -177,4 +185,30 @@ func freeLoopbackPort() (int, error) {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// A Ray head's temp dir holds its session (logs, sockets) and names the gym
+// that made it, so one a killed gym left behind can be told from a live one.
+const (
+	rayTempPrefix = "gym-ray-"
+	rayOwnerFile  = "gym.pid"
+)
+
+// sweepRayTempDirs removes the Ray temp dirs under dir whose gym is gone
+// (Stop removes a run's own; a killed gym cannot).
+func sweepRayTempDirs(dir string) {
+	matches, _ := filepath.Glob(filepath.Join(dir, rayTempPrefix+"*"))
+	for _, m := range matches {
+		data, err := os.ReadFile(filepath.Join(m, rayOwnerFile))
+		if err != nil {
+			continue
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+		if err != nil || pid <= 0 {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			os.RemoveAll(m)
+		}
+	}
 }
