@@ -26,8 +26,9 @@ type startOptions struct {
 func newCmdEnvStart(f *Factory, g *globalFlags) *cobra.Command {
 	opts := &startOptions{f: f, globals: g}
 	cmd := &cobra.Command{
-		Use:   "start [flags] [+key=value ...]",
-		Short: "Start the configured servers and keep them running until Ctrl-C",
+		Annotations: map[string]string{interruptIsTheEnd: "true"},
+		Use:         "start [flags] [+key=value ...]",
+		Short:       "Start the configured servers and keep them running until Ctrl-C",
 		Long: `Resolve the config as 'gym env resolve' does, start NeMo Gym's head server and
 one process per server instance (a Python entrypoint with uv or python3, an
 executable entrypoint, or a Go implementation built into gym), wait until each

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"syscall"
 
 	"github.com/nemo-gym-go/gym/internal/resolve"
 )
@@ -24,8 +26,41 @@ func usageErrorf(format string, args ...any) error {
 	return &usageError{msg: fmt.Sprintf(format, args...)}
 }
 
-// exitCode prints err and maps it to the process exit code.
-func exitCode(err error, stderr io.Writer) int {
+// interruptIsTheEnd marks a command (by its annotation) whose normal end is
+// an interruption, such as `gym env start`'s Ctrl-C.
+const interruptIsTheEnd = "interrupt-is-the-end"
+
+// interruptedError is the cause of a run a signal cancelled.
+type interruptedError struct{ sig syscall.Signal }
+
+func (e *interruptedError) Error() string { return "interrupted by " + signalName(e.sig) }
+
+func signalName(sig syscall.Signal) string {
+	switch sig {
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	}
+	return sig.String()
+}
+
+// exitCode prints err and maps it to the process exit code. A run a signal
+// cancelled exits 128+signal (130 for SIGINT, 143 for SIGTERM), whatever
+// the command made of the cancellation, so an interrupted job never looks
+// like success; unless interruption is how the command normally ends.
+func exitCode(err error, cause error, interruptIsNormal bool, stderr io.Writer) int {
+	var interrupted *interruptedError
+	if errors.As(cause, &interrupted) {
+		if interruptIsNormal && (err == nil || errors.Is(err, context.Canceled)) {
+			return exitOK
+		}
+		if err != nil && !errors.Is(err, context.Canceled) {
+			fmt.Fprintf(stderr, "Error: %v\n", err)
+		}
+		fmt.Fprintf(stderr, "Interrupted by %s; the work is not finished.\n", signalName(interrupted.sig))
+		return 128 + int(interrupted.sig)
+	}
 	if err == nil {
 		return exitOK
 	}

@@ -234,7 +234,7 @@ func runEvalRun(ctx context.Context, opts *runOptions) error {
 			return missingConfig(keyInput)
 		}
 		run.agentURL = headAgentURLs(res)
-		return run.collect(ctx, opts, roots.resolveExisting(input), "--input", true)
+		return run.collect(ctx, opts, roots.resolveExisting(input), "--input")
 	}
 	return run.endToEnd(ctx, opts, split)
 }
@@ -279,7 +279,7 @@ func (r *evalRun) endToEnd(ctx context.Context, opts *runOptions, split string) 
 	l, err := launcher.Start(ctx, lopts)
 	if errors.Is(err, context.Canceled) {
 		fmt.Fprintln(f.IO.ErrOut, "Interrupted while starting the servers; every server stopped.")
-		return nil
+		return err
 	}
 	if err != nil {
 		return err
@@ -296,7 +296,7 @@ func (r *evalRun) endToEnd(ctx context.Context, opts *runOptions, split string) 
 		}
 	}()
 	r.agentURL = configAgentURLs(r.res.Config)
-	err = r.collect(ctx, opts, collated, "collated "+split+" data", false)
+	err = r.collect(ctx, opts, collated, "collated "+split+" data")
 	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
 		return cause
 	}
@@ -304,7 +304,7 @@ func (r *evalRun) endToEnd(ctx context.Context, opts *runOptions, split string) 
 }
 
 // collect materializes, collects and aggregates.
-func (r *evalRun) collect(ctx context.Context, opts *runOptions, input, inputFlag string, noServe bool) error {
+func (r *evalRun) collect(ctx context.Context, opts *runOptions, input, inputFlag string) error {
 	f, s := r.f, r.s
 	mo := rollout.MaterializeOptions{InputPath: input, InputFlag: inputFlag, Warnings: f.IO.ErrOut}
 	var err error
@@ -375,9 +375,6 @@ func (r *evalRun) collect(ctx context.Context, opts *runOptions, input, inputFla
 	})
 	if errors.Is(err, context.Canceled) {
 		fmt.Fprintf(f.IO.ErrOut, "Interrupted: the finished rollouts are in %s; run the same command with --resume to finish.\n", r.output)
-		if !noServe {
-			return nil
-		}
 	}
 	return err
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"os"
 	"os/signal"
 	"sort"
 	"strings"
@@ -14,12 +15,21 @@ import (
 )
 
 func run(args []string) int {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(signals)
+	go func() {
+		if sig, ok := <-signals; ok {
+			cancel(&interruptedError{sig: sig.(syscall.Signal)})
+		}
+	}()
 	f := newFactory()
 	root := newCmdRoot(f)
 	root.SetArgs(args)
-	return exitCode(root.ExecuteContext(ctx), f.IO.ErrOut)
+	cmd, err := root.ExecuteContextC(ctx)
+	return exitCode(err, context.Cause(ctx), cmd != nil && cmd.Annotations[interruptIsTheEnd] == "true", f.IO.ErrOut)
 }
 
 // globalFlags are accepted before or after the subcommand.
