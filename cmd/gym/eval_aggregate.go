@@ -77,9 +77,12 @@ func runEvalAggregate(ctx context.Context, opts *aggregateOptions) error {
 	if n, _ := s.node("merge_shards"); n != nil {
 		merge = config.Truthy(n)
 	}
-	files, err := expandGlobs(opts.inputs, roots)
+	files, skipped, err := expandGlobs(opts.inputs, roots)
 	if err != nil {
 		return err
+	}
+	if len(skipped) > 0 {
+		fmt.Fprintf(f.IO.ErrOut, "Note: skipped %d of gym's own side files the globs matched: %s\n", len(skipped), strings.Join(skipped, ", "))
 	}
 	output := roots.abs(opts.output)
 	if merge {
@@ -87,7 +90,10 @@ func runEvalAggregate(ctx context.Context, opts *aggregateOptions) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(f.IO.Out, "Merged %d rollouts from %d files into %s\n", n, len(files), output)
+		fmt.Fprintf(f.IO.Out, "Merged %d rollouts from %d files into %s:\n", n, len(files), output)
+		for _, file := range files {
+			fmt.Fprintf(f.IO.Out, "  %s\n", file)
+		}
 	}
 	// The metrics cover what was merged: OUT may itself be among the
 	// inputs, and is overwritten by then.
@@ -117,9 +123,11 @@ func runEvalAggregate(ctx context.Context, opts *aggregateOptions) error {
 }
 
 // expandGlobs expands comma-separated globs against the working directory:
-// each glob's matches sorted, first-seen order kept across globs.
-func expandGlobs(list string, roots commandRoots) ([]string, error) {
-	var files []string
+// each glob's matches sorted, first-seen order kept across globs. The side
+// files gym writes beside rollouts (materialized inputs, failures, reward
+// profiles) are never rollouts: a glob's matches leave them out (and they
+// are returned as skipped), and naming one outright is an error.
+func expandGlobs(list string, roots commandRoots) (files, skipped []string, err error) {
 	seen := map[string]bool{}
 	for _, pattern := range strings.Split(list, ",") {
 		pattern = strings.TrimSpace(pattern)
@@ -128,22 +136,30 @@ func expandGlobs(list string, roots commandRoots) ([]string, error) {
 		}
 		matches, err := filepath.Glob(roots.abs(pattern))
 		if err != nil {
-			return nil, fmt.Errorf("bad glob %q: %w", pattern, err)
+			return nil, nil, fmt.Errorf("bad glob %q: %w", pattern, err)
 		}
 		if len(matches) == 0 {
-			return nil, fmt.Errorf("no file matches %q (--input)", pattern)
+			return nil, nil, fmt.Errorf("no file matches %q (--input)", pattern)
+		}
+		literal := len(matches) == 1 && matches[0] == roots.abs(pattern)
+		if literal && rollout.IsSideFile(matches[0]) {
+			return nil, nil, fmt.Errorf("%s is a file gym writes beside a run's rollouts, not rollouts (--input)", matches[0])
 		}
 		for _, m := range matches {
-			if !seen[m] {
-				seen[m] = true
+			switch {
+			case seen[m]:
+			case rollout.IsSideFile(m):
+				skipped = append(skipped, m)
+			default:
 				files = append(files, m)
 			}
+			seen[m] = true
 		}
 	}
 	if len(files) == 0 {
-		return nil, fmt.Errorf("--input %q names no glob", list)
+		return nil, nil, fmt.Errorf("--input %q matches no rollouts file", list)
 	}
-	return files, nil
+	return files, skipped, nil
 }
 
 // inProcessMetrics builds, for an agent, the /aggregate_metrics handler of

@@ -45,6 +45,21 @@ func PathsFor(output string) Paths {
 	}
 }
 
+// sideFileSuffixes end the JSONL files a run and its profile write beside
+// the rollouts.
+var sideFileSuffixes = []string{"_materialized_inputs.jsonl", "_failures.jsonl", "_reward_profiling.jsonl"}
+
+// IsSideFile reports whether path is one of the files gym writes beside a
+// run's rollouts, which are never rollouts themselves.
+func IsSideFile(path string) bool {
+	for _, suffix := range sideFileSuffixes {
+		if strings.HasSuffix(filepath.Base(path), suffix) {
+			return true
+		}
+	}
+	return false
+}
+
 // RunOptions are the inputs of one `gym eval run` collection.
 type RunOptions struct {
 	Paths Paths
