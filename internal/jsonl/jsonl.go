@@ -7,8 +7,12 @@ package jsonl
 import (
 	"bufio"
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -85,7 +89,7 @@ func Clip(s string) (string, bool) {
 // synced.
 func WriteFileAtomic(path string, write func(w *bufio.Writer) error) (err error) {
 	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	f, err := createTemp(dir, "."+filepath.Base(path)+".", ".tmp")
 	if err != nil {
 		return err
 	}
@@ -100,10 +104,6 @@ func WriteFileAtomic(path string, write func(w *bufio.Writer) error) (err error)
 		return err
 	}
 	if err = w.Flush(); err != nil {
-		return err
-	}
-	// CreateTemp makes the file private; outputs are ordinary files.
-	if err = f.Chmod(0o644); err != nil {
 		return err
 	}
 	if err = f.Sync(); err != nil {
@@ -122,4 +122,22 @@ func WriteFileAtomic(path string, write func(w *bufio.Writer) error) (err error)
 		d.Close()
 	}
 	return nil
+}
+
+// createTemp is os.CreateTemp with an ordinary file's mode: 0644 through the
+// process umask (CreateTemp's 0600 would make every output private, and a
+// chmod to 0644 would override a umask that asks for privacy).
+func createTemp(dir, prefix, suffix string) (*os.File, error) {
+	for range 100 {
+		var random [8]byte
+		if _, err := rand.Read(random[:]); err != nil {
+			return nil, err
+		}
+		name := filepath.Join(dir, prefix+hex.EncodeToString(random[:])+suffix)
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		if !errors.Is(err, fs.ErrExist) {
+			return f, err
+		}
+	}
+	return nil, fmt.Errorf("cannot create a temporary file in %s", dir)
 }

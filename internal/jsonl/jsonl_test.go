@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -57,5 +58,23 @@ func TestWriteFileAtomic(t *testing.T) {
 	entries, _ := os.ReadDir(dir)
 	if string(data) != "new" || len(entries) != 1 {
 		t.Errorf("a failed write changed the file (%q) or left a temporary one (%d entries)", data, len(entries))
+	}
+}
+
+// An atomically written file gets the mode any new file gets: 0644 through
+// the process umask, so `umask 077` keeps outputs private.
+func TestWriteFileAtomicHonoursTheUmask(t *testing.T) {
+	old := syscall.Umask(0o077)
+	defer syscall.Umask(old)
+	path := filepath.Join(t.TempDir(), "out.jsonl")
+	if err := WriteFileAtomic(path, func(w *bufio.Writer) error { _, err := w.WriteString("{}\n"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	info, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mode := info.Mode().Perm(); mode != 0o600 {
+		t.Errorf("mode %o under umask 077, want 600", mode)
 	}
 }
