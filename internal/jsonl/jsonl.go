@@ -141,3 +141,25 @@ func createTemp(dir, prefix, suffix string) (*os.File, error) {
 	}
 	return nil, fmt.Errorf("cannot create a temporary file in %s", dir)
 }
+
+// RemoveStaleTemps removes the temporary files WriteFileAtomic leaves
+// beside path when the process is killed mid-write.
+func RemoveStaleTemps(path string) {
+	pattern := filepath.Join(filepath.Dir(path), "."+globEscape(filepath.Base(path))+".*.tmp")
+	matches, _ := filepath.Glob(pattern)
+	for _, m := range matches {
+		os.Remove(m)
+	}
+}
+
+// globEscape quotes the characters filepath.Match treats specially.
+func globEscape(s string) string {
+	var b bytes.Buffer
+	for _, r := range s {
+		if r == '*' || r == '?' || r == '[' || r == '\\' {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

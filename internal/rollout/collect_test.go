@@ -340,3 +340,31 @@ func TestBadInputKeepsThePreviousRun(t *testing.T) {
 		}
 	}
 }
+
+// A run killed while writing leaves temporary files beside its outputs;
+// the next run, fresh or resumed, removes them.
+func TestRunRemovesTemporaryFilesEarlierRunsLeft(t *testing.T) {
+	agent := fakeAgent(t, nil)
+	dir := t.TempDir()
+	o := runOptions(t, dir, writeFile(t, dir, "in.jsonl", rows(2, "agent")), agent.URL)
+	var stale []string
+	for _, p := range []string{o.Paths.Output, o.Paths.Materialized + ".next", o.Paths.Failures, o.Paths.Metrics} {
+		name := filepath.Join(filepath.Dir(p), "."+filepath.Base(p)+".1234abcd.tmp")
+		stale = append(stale, writeFile(t, filepath.Dir(name), filepath.Base(name), "torn"))
+	}
+	other := writeFile(t, dir, ".someone-elses.jsonl.1.tmp", "keep")
+	for _, resume := range []bool{false, true} {
+		o.Resume = resume
+		if _, err := Run(context.Background(), o); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range stale {
+			if _, err := os.Stat(s); err == nil {
+				t.Errorf("resume=%v: %s is still there", resume, s)
+			}
+		}
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("a temporary file of another output was removed: %v", err)
+	}
+}

@@ -13,6 +13,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/nemo-gym-go/gym/internal/jsonl"
 )
 
 // Paths are the files of one run, named after the output file as NeMo Gym
@@ -92,6 +94,10 @@ func Run(ctx context.Context, o RunOptions) (*RunResult, error) {
 	p := o.Paths
 	if err := os.MkdirAll(filepath.Dir(p.Output), 0o755); err != nil {
 		return nil, err
+	}
+	// What a run killed mid-write left beside these outputs goes first.
+	for _, path := range []string{p.Output, p.Materialized, p.Materialized + ".next", p.Failures, p.Metrics} {
+		jsonl.RemoveStaleTemps(path)
 	}
 	res := &RunResult{}
 	resume := o.Resume
