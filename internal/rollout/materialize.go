@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
@@ -156,6 +157,20 @@ func (m *materializer) row(lr *lineReader, line []byte, w io.Writer) error {
 	}
 	if !gjson.ValidBytes(raw) {
 		return lr.errorf("Malformed JSON in '%s' at line %d: %s", lr.Path, lr.Line, jsonError(raw))
+	}
+	// JSON text is UTF-8 (RFC 8259); Python's json refuses anything else,
+	// and a row passed on would carry the bad bytes into every output.
+	if !utf8.Valid(raw) {
+		at := len(raw)
+		for i := 0; i < len(raw); {
+			r, size := utf8.DecodeRune(raw[i:])
+			if r == utf8.RuneError && size == 1 {
+				at = i
+				break
+			}
+			i += size
+		}
+		return lr.errorf("the line is not valid UTF-8 (a bad byte 0x%02x at byte %d); re-encode the file as UTF-8", raw[at], at+1)
 	}
 	parsed := gjson.ParseBytes(raw)
 	if !parsed.IsObject() {

@@ -105,6 +105,7 @@ func TestMaterializeErrors(t *testing.T) {
 	}{
 		{name: "malformed line", input: "{\"responses_create_params\":{}}\n{\"a\": \n", opts: MaterializeOptions{AgentName: "a"}, want: "Malformed JSON in", line: 2},
 		{name: "blank line", input: "{\"responses_create_params\":{}}\n\n", opts: MaterializeOptions{AgentName: "a"}, want: "the line is blank", line: 2},
+		{name: "invalid UTF-8", input: "{\"responses_create_params\":{}}\n{\"q\":\"caf\xe9\",\"responses_create_params\":{}}\n", opts: MaterializeOptions{AgentName: "a"}, want: "is not valid UTF-8", line: 2},
 		{name: "not an object", input: "[1]\n", opts: MaterializeOptions{AgentName: "a"}, want: "must be a JSON object", line: 1},
 		{name: "no responses_create_params", input: "{\"question\":\"q\"}\n", opts: MaterializeOptions{AgentName: "a"}, want: "has no responses_create_params", line: 1},
 		{name: "no agent", input: "{\"responses_create_params\":{}}\n{\"responses_create_params\":{}}\n", want: "No agent specified for rows [0, 1]"},
