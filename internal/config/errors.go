@@ -50,7 +50,8 @@ func (e *Error) Error() string {
 	if where := e.Where.String(); where != "" && !strings.Contains(msg, where) {
 		msg += "\n  (at " + where + ")"
 	}
-	return msg
+	// A value quoted in a message never shows a credential its shape gives away.
+	return maskSecretShapes(msg)
 }
 
 func (e *Error) Unwrap() error { return e.Err }

@@ -190,7 +190,7 @@ func (r *resolver) evalError(err error, n *tree.Node, at Path) error {
 		return &Error{Class: ClassInterpolation, Where: n.Origin, Err: err,
 			Msg: fmt.Sprintf("Config value '%s' is not valid interpolation syntax: %v", at, err)}
 	}
-	shown := n.Str
+	shown := maskSecretShapes(n.Str)
 	if secretPath(at) {
 		shown = secretMask
 	}

@@ -356,7 +356,8 @@ func foldDummyModel(cfg *tree.Node) error {
 // as `gym env resolve` prints it. With hideSecrets, secret-like values are
 // resolved (so one that cannot be fails here, as in NeMo Gym) and then
 // masked before the output is resolved, so values that interpolate them
-// print masked too.
+// print masked too; last, every resolved string is masked by value shape
+// (URL passwords, Bearer / Basic credentials), whatever its key.
 func (r *Result) Resolved(hideSecrets bool) (*tree.Node, error) {
 	cfg := r.Config.Clone()
 	if hideSecrets {
@@ -370,7 +371,12 @@ func (r *Result) Resolved(hideSecrets bool) (*tree.Node, error) {
 	}
 	rv := newResolver(cfg, r.env)
 	rv.memo = map[string]*tree.Node{}
-	return rv.full(cfg, nil)
+	out, err := rv.full(cfg, nil)
+	if err != nil || !hideSecrets {
+		return out, err
+	}
+	maskShapesIn(out)
+	return out, nil
 }
 
 // Value returns a top-level value with its interpolations resolved, or nil

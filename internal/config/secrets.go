@@ -1,7 +1,10 @@
 package config
 
 import (
+	"bytes"
+	"encoding/base64"
 	"errors"
+	"regexp"
 	"strings"
 
 	"github.com/nemo-gym-go/gym/internal/config/override"
@@ -11,13 +14,99 @@ import (
 // secretMask replaces secret values in `gym env resolve` output.
 const secretMask = "****"
 
-// IsSecretKey reports whether a key names a secret: it contains "key",
-// "secret" or "password", or ends in "token" (any case). Unlike NeMo Gym,
-// counters such as max_output_tokens are not secrets.
+// IsSecretKey reports whether a key names a secret (any case): it contains
+// "key", "secret", "password", "passwd" or "credential"; it ends in "token"
+// or "cookie" (Cookie, Set-Cookie, X-Auth-Token); or it contains "auth"
+// (auth, basic_auth, oauth_*, Authorization, Proxy-Authorization) where that
+// "auth" is not just the start of "author"/"authority" (author, authors,
+// authority name people and URL authorities, not credentials). Unlike NeMo
+// Gym, counters such as max_output_tokens are not secrets.
 func IsSecretKey(key string) bool {
 	k := strings.ToLower(key)
-	return strings.Contains(k, "key") || strings.Contains(k, "secret") ||
-		strings.Contains(k, "password") || strings.HasSuffix(k, "token")
+	for _, s := range []string{"key", "secret", "password", "passwd", "credential"} {
+		if strings.Contains(k, s) {
+			return true
+		}
+	}
+	return strings.HasSuffix(k, "token") || strings.HasSuffix(k, "cookie") || hasAuth(k)
+}
+
+// hasAuth reports whether the lower-case key k contains an "auth" that is
+// not the start of "author…" — except "authoriz…"/"authoris…", which is
+// authorization.
+func hasAuth(k string) bool {
+	for i := 0; ; {
+		j := strings.Index(k[i:], "auth")
+		if j < 0 {
+			return false
+		}
+		rest := k[i+j:]
+		if !strings.HasPrefix(rest, "author") || strings.HasPrefix(rest, "authoriz") || strings.HasPrefix(rest, "authoris") {
+			return true
+		}
+		i += j + 1
+	}
+}
+
+// Value shapes that carry a credential whatever key holds them.
+var (
+	// urlUserinfo: scheme://user:password@ — the password (non-empty, up to
+	// the last @ of the authority) is masked, the user is kept.
+	urlUserinfo = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.\-]*://[^/?#@\s:]*:)[^/?#\s]+@`)
+	// bearerCred: the Bearer scheme and a token68 credential.
+	bearerCred = regexp.MustCompile(`(?i)\b(bearer\s+)[a-z0-9\-._~+/]+=*`)
+	// basicCred: the Basic scheme and what may be its credential; masked
+	// only when it is base64 of user:password, as "Basic" is also a word.
+	basicCred = regexp.MustCompile(`(?i)\b(basic\s+)([a-z0-9+/]+={0,2})([^a-z0-9+/=\-._~]|$)`)
+)
+
+// maskSecretShapes masks, in any string, the credentials recognisable by
+// shape: a URL's userinfo password (http://user:****@host), a Bearer token
+// (Bearer ****) and a Basic credential that is base64 of user:password
+// (Basic ****).
+func maskSecretShapes(s string) string {
+	if strings.Contains(s, "://") {
+		s = urlUserinfo.ReplaceAllString(s, "${1}"+secretMask+"@")
+	}
+	ls := strings.ToLower(s)
+	if strings.Contains(ls, "bearer") {
+		s = bearerCred.ReplaceAllString(s, "${1}"+secretMask)
+	}
+	if strings.Contains(ls, "basic") {
+		s = basicCred.ReplaceAllStringFunc(s, func(m string) string {
+			sub := basicCred.FindStringSubmatch(m)
+			if !isBasicCredential(sub[2]) {
+				return m
+			}
+			return sub[1] + secretMask + sub[3]
+		})
+	}
+	return s
+}
+
+func isBasicCredential(c string) bool {
+	if len(c)%4 != 0 {
+		return false
+	}
+	b, err := base64.StdEncoding.DecodeString(c)
+	return err == nil && bytes.IndexByte(b, ':') >= 0
+}
+
+// maskShapesIn applies maskSecretShapes to every string value below n and
+// to every command-line origin token.
+func maskShapesIn(n *tree.Node) {
+	if n.Kind == tree.String {
+		n.Str = maskSecretShapes(n.Str)
+	}
+	if n.Origin.Kind == tree.FromCLI {
+		n.Origin.Token = maskSecretShapes(n.Origin.Token)
+	}
+	for _, e := range n.Entries {
+		maskShapesIn(e.Value)
+	}
+	for _, it := range n.Items {
+		maskShapesIn(it)
+	}
 }
 
 // maskSecrets replaces, in place, every scalar under a secret key with
@@ -123,7 +212,7 @@ func redactToken(token string) string {
 	if secret {
 		return key + "=" + secretMask
 	}
-	return token
+	return maskSecretShapes(token)
 }
 
 func holdsSecret(n *tree.Node) bool {

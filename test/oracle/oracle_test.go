@@ -64,16 +64,26 @@ var policyOverrides = []string{
 }
 
 // secretRule is gym's secret-key rule (internal/config IsSecretKey: the key
-// contains key, secret or password, or ends in token, any case) written as
-// data, so NeMo Gym's masking walk applies it (nemo_gym_resolve.py). Should
-// gym's rule change, the comparison shows it: a leaf masked on one side
-// only is a "****" difference, flagged as such.
+// contains key, secret, password, passwd or credential, ends in token or
+// cookie, or contains an "auth" that does not merely begin "author", any
+// case) written as data, so NeMo Gym's masking walk applies it
+// (nemo_gym_resolve.py). Should gym's rule change, the comparison shows it:
+// a leaf masked on one side only is a "****" difference, flagged as such.
+// gym's masking by value shape (URL passwords, Bearer / Basic credentials)
+// has no counterpart in the driver: no case's config holds such a value.
 type secretRule struct {
 	Contains []string `json:"contains"`
 	Suffix   []string `json:"suffix"`
+	// Auth: also a key containing "auth", except where that "auth" only
+	// begins "author" (author, authority) and not "authoriz"/"authoris".
+	Auth bool `json:"auth"`
 }
 
-var gymSecretRule = secretRule{Contains: []string{"key", "secret", "password"}, Suffix: []string{"token"}}
+var gymSecretRule = secretRule{
+	Contains: []string{"key", "secret", "password", "passwd", "credential"},
+	Suffix:   []string{"token", "cookie"},
+	Auth:     true,
+}
 
 // Component config paths, relative to the cwd (the copied wheel tree).
 const (
@@ -171,6 +181,12 @@ var oracleCases = []oracleCase{
 	// Models on their own.
 	{name: "model/openai_model", args: configs(openaiModel)},
 	{name: "model/vllm_model", args: configs(vllmModel)},
+	// gym's key rule through NeMo Gym's masking walk (secretRule): masked
+	// and visible keys line up on both sides.
+	{name: "model/openai_model, secret-key rule",
+		args: append(configs(openaiModel),
+			"+oracle_keys={basic_auth: a1, Authorization: a2, author: a3, authority: a4, db_passwd: a5,"+
+				" gcp_credentials: a6, session_cookie: a7, max_output_tokens: 8, auth_modes: [x, y]}")},
 	{name: "model/inference_provider/openrouter",
 		args: configs("responses_api_models/inference_provider/configs/openrouter.yaml")},
 	{name: "model/litellm_model", args: configs("responses_api_models/litellm_model/configs/litellm_model.yaml")},

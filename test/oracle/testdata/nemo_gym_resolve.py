@@ -4,7 +4,7 @@
 #
 # usage: python nemo_gym_resolve.py SPEC.json
 #
-# SPEC is {"jobs": N, "secret_rule": {"contains": [...], "suffix": [...]},
+# SPEC is {"jobs": N, "secret_rule": {"contains": [...], "suffix": [...], "auth": bool},
 #          "cases": [{"args": [...], "out": PREFIX}, ...]}; args follow
 # `ng env resolve`.
 # Every case runs from this process's cwd. The results are PREFIX.stdout,
@@ -36,9 +36,23 @@ import nemo_gym.secret_utils as secret_utils
 _rule = spec["secret_rule"]
 
 
+def _has_auth(k):
+    i = k.find("auth")
+    while i >= 0:
+        rest = k[i:]
+        if not rest.startswith("author") or rest.startswith(("authoriz", "authoris")):
+            return True
+        i = k.find("auth", i + 1)
+    return False
+
+
 def looks_like_secret_key(key):
     k = str(key).lower()
-    return any(s in k for s in _rule["contains"]) or any(k.endswith(s) for s in _rule["suffix"])
+    return (
+        any(s in k for s in _rule["contains"])
+        or any(k.endswith(s) for s in _rule["suffix"])
+        or (_rule.get("auth", False) and _has_auth(k))
+    )
 
 
 secret_utils.looks_like_secret_key = looks_like_secret_key
