@@ -549,3 +549,19 @@ func TestSweepRayTempDirsRemovesOnlyDeadOnes(t *testing.T) {
 		}
 	}
 }
+
+// A log file that cannot be written (a full disk, say) is said once, and
+// the server's lines keep coming on the terminal.
+func TestUnwritableLogFileWarnsOnce(t *testing.T) {
+	f, err := os.Create(filepath.Join(t.TempDir(), "srv.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	var out strings.Builder
+	pumpLines(strings.NewReader("one\ntwo\n"), "srv", false, &syncWriter{w: &out}, &tail{max: 2}, f, nil)
+	got := out.String()
+	if strings.Count(got, "cannot write its log file") != 1 || !strings.Contains(got, "(srv) one\n") || !strings.Contains(got, "(srv) two\n") {
+		t.Errorf("output:\n%s", got)
+	}
+}

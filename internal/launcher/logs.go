@@ -74,6 +74,7 @@ func pumpLines(r io.Reader, instance string, colored bool, out *syncWriter, t *t
 	// ReadSlice bounds memory: a line longer than the buffer is passed on
 	// in pieces rather than held whole.
 	br := bufio.NewReaderSize(r, 64*1024)
+	logFailed := false
 	for {
 		chunk, err := br.ReadSlice('\n')
 		if len(chunk) > 0 {
@@ -83,8 +84,11 @@ func pumpLines(r io.Reader, instance string, colored bool, out *syncWriter, t *t
 				notify(line)
 			}
 			t.add(line)
-			if logFile != nil {
-				logFile.WriteString(line + "\n")
+			if logFile != nil && !logFailed {
+				if _, err := logFile.WriteString(line + "\n"); err != nil {
+					logFailed = true
+					out.writeLine(prefix + "warning: cannot write its log file (" + err.Error() + "); its lines go on here only\n")
+				}
 			}
 		}
 		if err != nil && err != bufio.ErrBufferFull {
