@@ -13,14 +13,7 @@ import (
 // value it passes; so a secret that cannot be resolved fails the command,
 // and one that can still prints masked.
 func TestResolvedMasksResolvedSecrets(t *testing.T) {
-	tests := []struct {
-		name      string
-		overrides []string
-		env       map[string]string
-		want      []string // lines the output contains
-		err       []string // texts the error contains
-		notInErr  []string
-	}{
+	for _, tt := range []maskCase{
 		{
 			name:      "a set env var under a secret key prints masked",
 			overrides: []string{"+srv.api_key=${oc.env:K}", "+srv.url='http://h/?k=${srv.api_key}'"},
@@ -48,40 +41,8 @@ func TestResolvedMasksResolvedSecrets(t *testing.T) {
 			err:       []string{"srv.api_key", "UNSET_VAR"},
 			notInErr:  []string{"cli: +srv.api_key=sk-literal"},
 		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			res, err := Load(context.Background(), testEnv(t, tt.env), Request{Overrides: tt.overrides, Offline: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			out, err := res.Resolved(true)
-			if len(tt.err) > 0 {
-				if err == nil {
-					t.Fatalf("no error; output:\n%s", dump(out))
-				}
-				for _, s := range tt.err {
-					if !strings.Contains(err.Error(), s) {
-						t.Errorf("error lacks %q:\n%v", s, err)
-					}
-				}
-				for _, s := range tt.notInErr {
-					if strings.Contains(err.Error(), s) {
-						t.Errorf("error shows %q:\n%v", s, err)
-					}
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := dump(out)
-			for _, s := range tt.want {
-				if !strings.Contains(got, s) {
-					t.Errorf("output lacks %q:\n%s", s, got)
-				}
-			}
-		})
+	} {
+		t.Run(tt.name, func(t *testing.T) { tt.check(t) })
 	}
 }
 
@@ -162,16 +123,7 @@ func TestMaskSecretShapes(t *testing.T) {
 // secret arrives through interpolation, and hides the same in --show-origin
 // tokens and in error messages.
 func TestResolvedMasksSecretShapes(t *testing.T) {
-	tests := []struct {
-		name      string
-		overrides []string
-		env       map[string]string
-		want      []string
-		notWant   []string
-		origins   []string // texts some origin token shows
-		err       []string
-		notInErr  []string
-	}{
+	for _, tt := range []maskCase{
 		{
 			name:      "url password under any key",
 			overrides: []string{"+m.openai_base_url=http://user:pass@host/v1"},
@@ -213,69 +165,85 @@ func TestResolvedMasksSecretShapes(t *testing.T) {
 			err:       []string{"m.url", "UNSET_VAR"},
 			notInErr:  []string{"pw3"},
 		},
+	} {
+		t.Run(tt.name, func(t *testing.T) { tt.check(t) })
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			res, err := Load(context.Background(), testEnv(t, tt.env), Request{Overrides: tt.overrides, Offline: true})
-			if err != nil {
-				t.Fatal(err)
+}
+
+// maskCase is one `gym env resolve` run: the overrides (and environment) it
+// gets, what its masked output, its origin tokens or its error must and
+// must not show.
+type maskCase struct {
+	name      string
+	overrides []string
+	env       map[string]string
+	want      []string // lines the output contains
+	notWant   []string // texts neither the output nor an origin shows
+	origins   []string // texts some origin token shows
+	err       []string
+	notInErr  []string
+}
+
+func (tt maskCase) check(t *testing.T) {
+	t.Helper()
+	res, err := Load(context.Background(), testEnv(t, tt.env), Request{Overrides: tt.overrides, Offline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := res.Resolved(true)
+	if len(tt.err) > 0 {
+		if err == nil {
+			t.Fatalf("no error; output:\n%s", dump(out))
+		}
+		for _, s := range tt.err {
+			if !strings.Contains(err.Error(), s) {
+				t.Errorf("error lacks %q:\n%v", s, err)
 			}
-			out, err := res.Resolved(true)
-			if len(tt.err) > 0 {
-				if err == nil {
-					t.Fatalf("no error; output:\n%s", dump(out))
-				}
-				for _, s := range tt.err {
-					if !strings.Contains(err.Error(), s) {
-						t.Errorf("error lacks %q:\n%v", s, err)
-					}
-				}
-				for _, s := range tt.notInErr {
-					if strings.Contains(err.Error(), s) {
-						t.Errorf("error shows %q:\n%v", s, err)
-					}
-				}
-				return
+		}
+		for _, s := range tt.notInErr {
+			if strings.Contains(err.Error(), s) {
+				t.Errorf("error shows %q:\n%v", s, err)
 			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := dump(out)
-			for _, s := range tt.want {
-				if !strings.Contains(got, s) {
-					t.Errorf("output lacks %q:\n%s", s, got)
-				}
-			}
-			for _, s := range tt.notWant {
-				if strings.Contains(got, s) {
-					t.Errorf("output shows %q:\n%s", s, got)
-				}
-			}
-			var tokens []string
-			var walk func(n *tree.Node)
-			walk = func(n *tree.Node) {
-				if n.Origin.Kind == tree.FromCLI {
-					tokens = append(tokens, n.Origin.Token)
-				}
-				for _, e := range n.Entries {
-					walk(e.Value)
-				}
-				for _, it := range n.Items {
-					walk(it)
-				}
-			}
-			walk(out)
-			all := strings.Join(tokens, "\n")
-			for _, s := range tt.origins {
-				if !strings.Contains(all, s) {
-					t.Errorf("origins lack %q:\n%s", s, all)
-				}
-			}
-			for _, s := range tt.notWant {
-				if strings.Contains(all, s) {
-					t.Errorf("origins show %q:\n%s", s, all)
-				}
-			}
-		})
+		}
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := dump(out)
+	for _, s := range tt.want {
+		if !strings.Contains(got, s) {
+			t.Errorf("output lacks %q:\n%s", s, got)
+		}
+	}
+	for _, s := range tt.notWant {
+		if strings.Contains(got, s) {
+			t.Errorf("output shows %q:\n%s", s, got)
+		}
+	}
+	var tokens []string
+	var walk func(n *tree.Node)
+	walk = func(n *tree.Node) {
+		if n.Origin.Kind == tree.FromCLI {
+			tokens = append(tokens, n.Origin.Token)
+		}
+		for _, e := range n.Entries {
+			walk(e.Value)
+		}
+		for _, it := range n.Items {
+			walk(it)
+		}
+	}
+	walk(out)
+	all := strings.Join(tokens, "\n")
+	for _, s := range tt.origins {
+		if !strings.Contains(all, s) {
+			t.Errorf("origins lack %q:\n%s", s, all)
+		}
+	}
+	for _, s := range tt.notWant {
+		if strings.Contains(all, s) {
+			t.Errorf("origins show %q:\n%s", s, all)
+		}
 	}
 }
