@@ -48,6 +48,7 @@ type Launch struct {
 	opts     Options
 	head     *headServer
 	children []*child
+	timeouts timeouts
 	ray      *child   // the run's Ray head, when gym started one
 	rayEnv   []string // what every server needs to use that cluster
 	out      *syncWriter
@@ -129,11 +130,9 @@ func Start(ctx context.Context, opts Options) (*Launch, error) {
 	// One more than the servers: the Ray head is watched too.
 	l := &Launch{opts: opts, out: &syncWriter{w: opts.Out}, crashed: make(chan *child, len(specs)+1), stopping: make(chan struct{})}
 	// Bad timeouts are refused before anything is built or started.
-	for key, zero := range map[string]string{"server_spinup_timeout_seconds": spinupZero, "model_endpoint_readiness_timeout_seconds": endpointsZero} {
-		if _, err := l.seconds(key, zero); err != nil {
-			headListener.Close()
-			return nil, err
-		}
+	if l.timeouts, err = l.readTimeouts(); err != nil {
+		headListener.Close()
+		return nil, err
 	}
 	py, err := l.setUpPython(ctx, specs)
 	if err != nil {

@@ -32,22 +32,20 @@ func nextDelay(d, max time.Duration) time.Duration {
 	return d
 }
 
-// waitReady polls every server's GET / until it answers (any HTTP status
-// counts, as upstream), failing fast when a server exits.
-// What 0 means for each timeout, in its error message.
-const (
-	spinupZero    = "0 waits without a limit"
-	endpointsZero = "0 skips the check"
-)
+// timeouts are the two waits of a start, in seconds, read from the config
+// once, before anything is built or started.
+type timeouts struct {
+	spinup    float64 // server_spinup_timeout_seconds; 0 or less: no limit
+	endpoints float64 // model_endpoint_readiness_timeout_seconds; 0 or less: no check
+}
 
-// waitReady polls every server until it answers, for up to
-// server_spinup_timeout_seconds (0 or less waits without a limit).
-func (l *Launch) waitReady(ctx context.Context) error {
-	limit, err := l.seconds("server_spinup_timeout_seconds", spinupZero)
+func (l *Launch) readTimeouts() (timeouts, error) {
+	spinup, err := l.seconds("server_spinup_timeout_seconds", "0 waits without a limit")
 	if err != nil {
-		return err
+		return timeouts{}, err
 	}
-	return l.pollReady(ctx, limit)
+	endpoints, err := l.seconds("model_endpoint_readiness_timeout_seconds", "0 skips the check")
+	return timeouts{spinup: spinup, endpoints: endpoints}, err
 }
 
 // seconds reads a timeout key (NeMo Gym's default 600 when unset or null):
@@ -73,9 +71,11 @@ func (l *Launch) seconds(key, zeroMeans string) (float64, error) {
 		"%s must be a number of seconds (%s), got %s", key, zeroMeans, scalarText(v))}
 }
 
-// pollReady polls every server until it answers, for up to limit seconds
-// (0 or less: no limit).
-func (l *Launch) pollReady(ctx context.Context, limit float64) error {
+// waitReady polls every server's GET / until it answers (any HTTP status
+// counts, as upstream), failing fast when a server exits, for up to
+// server_spinup_timeout_seconds.
+func (l *Launch) waitReady(ctx context.Context) error {
+	limit := l.timeouts.spinup
 	var deadline <-chan time.Time
 	if limit > 0 {
 		timer := time.NewTimer(time.Duration(limit * float64(time.Second)))
@@ -219,10 +219,7 @@ func isTimeout(err error) bool {
 // (0 or less skips), until every upstream model endpoint answers: Gym's
 // model server is up long before a vLLM behind it has loaded its weights.
 func (l *Launch) waitModelEndpoints(ctx context.Context) error {
-	seconds, err := l.seconds("model_endpoint_readiness_timeout_seconds", endpointsZero)
-	if err != nil {
-		return err
-	}
+	seconds := l.timeouts.endpoints
 	if seconds <= 0 {
 		return nil
 	}
