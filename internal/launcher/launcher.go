@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/nemo-gym-go/gym/internal/config"
-	"github.com/nemo-gym-go/gym/internal/config/interp"
 	"github.com/nemo-gym-go/gym/internal/config/tree"
 	"github.com/nemo-gym-go/gym/internal/python"
 	"github.com/nemo-gym-go/gym/internal/resolve"
@@ -49,6 +48,7 @@ type Launch struct {
 	head     *headServer
 	children []*child
 	timeouts timeouts
+	python   python.Settings // what Python servers and uv are set up with
 	ray      *child   // the run's Ray head, when gym started one
 	rayEnv   []string // what every server needs to use that cluster
 	out      *syncWriter
@@ -134,6 +134,10 @@ func Start(ctx context.Context, opts Options) (*Launch, error) {
 		headListener.Close()
 		return nil, err
 	}
+	if l.python, err = python.FromConfig(res.Value, opts.Cwd, opts.Environ, opts.LookPath); err != nil {
+		headListener.Close()
+		return nil, err
+	}
 	py, err := l.setUpPython(ctx, specs)
 	if err != nil {
 		headListener.Close()
@@ -214,19 +218,6 @@ func HeadAddress(res *config.Result) (string, int) {
 	return host, port
 }
 
-// uvEnv is uv_cache_dir and uv_lock_timeout_seconds as uv reads them, for
-// every process that may run uv, as NeMo Gym exports them.
-func (l *Launch) uvEnv() []string {
-	var env []string
-	if uv := l.setting("uv_cache_dir"); uv != "" {
-		env = append(env, "UV_CACHE_DIR="+uv)
-	}
-	if v, err := l.opts.Result.Value("uv_lock_timeout_seconds"); err == nil && v != nil && v.Kind != tree.Null {
-		env = append(env, "UV_LOCK_TIMEOUT="+interp.PythonStr(v))
-	}
-	return env
-}
-
 // setting is a top-level string setting, resolved; "" when unset or not
 // a string.
 func (l *Launch) setting(key string) string {
@@ -242,7 +233,7 @@ func (l *Launch) setting(key string) string {
 // cache and lock timeout, and for a Python server what it needs to use the
 // run's Ray cluster. Secrets travel here, never on a command line.
 func (l *Launch) childEnv(spec ChildSpec, yaml string) []string {
-	drop := map[string]bool{config.ConfigDictEnv: true, config.ConfigPathEnv: true, "PYTHONPATH": true, "UV_CACHE_DIR": true, "UV_LOCK_TIMEOUT": true}
+	drop := map[string]bool{config.ConfigDictEnv: true, config.ConfigPathEnv: true, "PYTHONPATH": true}
 	var env []string
 	pythonPath := ""
 	for _, kv := range l.opts.Environ {
@@ -264,7 +255,7 @@ func (l *Launch) childEnv(spec ChildSpec, yaml string) []string {
 	if pythonPath != "" {
 		env = append(env, "PYTHONPATH="+pythonPath)
 	}
-	env = append(env, l.uvEnv()...)
+	env = python.ReplaceEnv(env, l.python.UVEnv()...)
 	if spec.kind == runPython {
 		env = append(env, l.rayEnv...)
 	}

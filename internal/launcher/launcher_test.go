@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/nemo-gym-go/gym/internal/config"
+	"github.com/nemo-gym-go/gym/internal/python"
 	"github.com/nemo-gym-go/gym/internal/resolve"
 )
 
@@ -563,5 +564,37 @@ func TestUnwritableLogFileWarnsOnce(t *testing.T) {
 	got := out.String()
 	if strings.Count(got, "cannot write its log file") != 1 || !strings.Contains(got, "(srv) one\n") || !strings.Contains(got, "(srv) two\n") {
 		t.Errorf("output:\n%s", got)
+	}
+}
+
+// Children get uv's cache and lock timeout as NeMo Gym exports them; a
+// null uv_lock_timeout_seconds exports nothing, so the inherited value stays.
+func TestChildEnvCarriesUVSettings(t *testing.T) {
+	f := newFixture(t)
+	f.environ = append(f.environ, "UV_LOCK_TIMEOUT=77", "UV_CACHE_DIR=/inherited")
+	for _, tc := range []struct {
+		override string
+		want     []string
+	}{
+		{"++uv_lock_timeout_seconds=900", []string{"UV_LOCK_TIMEOUT=900", "UV_CACHE_DIR=/c"}},
+		{"++uv_lock_timeout_seconds=null", []string{"UV_LOCK_TIMEOUT=77", "UV_CACHE_DIR=/c"}},
+	} {
+		opts := f.options(t, server("quiet", "forking", "app.sh"), tc.override, "++uv_cache_dir=/c")
+		settings, err := python.FromConfig(opts.Result.Value, opts.Cwd, opts.Environ, opts.LookPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := &Launch{opts: opts, python: settings}
+		got := map[string]int{}
+		for _, kv := range l.childEnv(ChildSpec{Instance: "quiet"}, "") {
+			if strings.HasPrefix(kv, "UV_") {
+				got[kv]++
+			}
+		}
+		for _, w := range tc.want {
+			if got[w] != 1 || len(got) != len(tc.want) {
+				t.Errorf("%s: uv env %v, want exactly %v", tc.override, got, tc.want)
+			}
+		}
 	}
 }

@@ -53,10 +53,7 @@ func (l *Launch) setUpPython(ctx context.Context, specs []ChildSpec) (*pythonSer
 	if len(pySpecs) == 0 {
 		return nil, nil
 	}
-	settings, err := python.FromConfig(l.opts.Result.Value, l.opts.Cwd, l.opts.Environ, l.opts.LookPath)
-	if err != nil {
-		return nil, err
-	}
+	settings := l.python
 	if _, err := settings.UV(); err != nil {
 		l.out.writeLine("warning: uv is not on PATH, so Python servers run with python3 from PATH, without their own venvs and without a shared Ray cluster\n")
 		return nil, nil
@@ -149,7 +146,7 @@ func (l *Launch) startRayHead(ctx context.Context, venv python.Venv) (string, er
 		return "", err
 	}
 	l.rayEnv = auth
-	env := append(append(python.RayHeadEnv(venv.Activate(l.opts.Environ)), l.uvEnv()...), auth...)
+	env := append(python.ReplaceEnv(python.RayHeadEnv(venv.Activate(l.opts.Environ)), l.python.UVEnv()...), auth...)
 	proc, err := startProcess(argv[0], argv, l.opts.Cwd, env, pw, syscall.SIGTERM)
 	pw.Close()
 	if err != nil {

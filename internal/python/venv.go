@@ -257,15 +257,13 @@ func (s Settings) Ensure(ctx context.Context, serverDir string, emit func(string
 
 // env is the environment setup commands run with: the parent's, with
 // uv_cache_dir and uv_lock_timeout as uv reads them.
-func (s Settings) env() []string {
-	env := make([]string, 0, len(s.Environ)+2)
-	for _, kv := range s.Environ {
-		k, _, _ := strings.Cut(kv, "=")
-		if (k == "UV_CACHE_DIR" && s.CacheDir != "") || (k == "UV_LOCK_TIMEOUT" && s.LockTimeout != "") {
-			continue
-		}
-		env = append(env, kv)
-	}
+func (s Settings) env() []string { return ReplaceEnv(s.Environ, s.UVEnv()...) }
+
+// UVEnv is uv_cache_dir and uv_lock_timeout_seconds as uv reads them, for
+// every process that may run uv, as NeMo Gym exports them; an unset (or
+// null) one exports nothing, so an inherited value applies.
+func (s Settings) UVEnv() []string {
+	var env []string
 	if s.CacheDir != "" {
 		env = append(env, "UV_CACHE_DIR="+s.CacheDir)
 	}
@@ -273,6 +271,23 @@ func (s Settings) env() []string {
 		env = append(env, "UV_LOCK_TIMEOUT="+s.LockTimeout)
 	}
 	return env
+}
+
+// ReplaceEnv is environ with each KEY=value of pairs in place of any entry
+// for KEY it had.
+func ReplaceEnv(environ []string, pairs ...string) []string {
+	set := make(map[string]bool, len(pairs))
+	for _, kv := range pairs {
+		k, _, _ := strings.Cut(kv, "=")
+		set[k] = true
+	}
+	out := make([]string, 0, len(environ)+len(pairs))
+	for _, kv := range environ {
+		if k, _, _ := strings.Cut(kv, "="); !set[k] {
+			out = append(out, kv)
+		}
+	}
+	return append(out, pairs...)
 }
 
 // tailLines is how much of a failed step's output its error repeats.
