@@ -58,38 +58,57 @@ func (t *tail) get() []string {
 	return append([]string(nil), t.lines...)
 }
 
-// pumpLines copies a child's output to out, one whole line at a time with
-// the `(<instance>) ` prefix, into the tail, into logFile when set, and to
+// instanceLines writes one instance's lines: to out with the
+// `(<instance>) ` prefix, into the tail, into logFile when set, and to
 // notify when set. A line the server prefixed itself (NeMo Gym's servers
-// do) is not prefixed twice. It returns when r reaches EOF (every writer of
-// the pipe has exited).
-func pumpLines(r io.Reader, instance string, colored bool, out *syncWriter, t *tail, logFile *os.File, notify func(string)) {
-	own := "(" + instance + ") "
-	prefix := own
+// do) is not prefixed twice.
+type instanceLines struct {
+	own, prefix string
+	out         *syncWriter
+	tail        *tail
+	logFile     *os.File
+	logFailed   bool
+	notify      func(string)
+}
+
+func newInstanceLines(instance string, colored bool, out *syncWriter, t *tail, logFile *os.File, notify func(string)) *instanceLines {
+	w := &instanceLines{own: "(" + instance + ") ", out: out, tail: t, logFile: logFile, notify: notify}
+	w.prefix = w.own
 	if colored {
 		c := prefixColor(instance)
 		c.EnableColor()
-		prefix = c.Sprint("("+instance+")") + " "
+		w.prefix = c.Sprint("("+instance+")") + " "
 	}
+	return w
+}
+
+func (w *instanceLines) write(line string) {
+	line = strings.TrimPrefix(line, w.own)
+	w.out.writeLine(w.prefix + line + "\n")
+	if w.notify != nil {
+		w.notify(line)
+	}
+	w.tail.add(line)
+	if w.logFile != nil && !w.logFailed {
+		if _, err := w.logFile.WriteString(line + "\n"); err != nil {
+			w.logFailed = true
+			w.out.writeLine(w.prefix + "warning: cannot write its log file (" + err.Error() + "); its lines go on here only\n")
+		}
+	}
+}
+
+// pumpLines writes a child's output through instanceLines, one whole line
+// at a time. It returns when r reaches EOF (every writer of the pipe has
+// exited).
+func pumpLines(r io.Reader, instance string, colored bool, out *syncWriter, t *tail, logFile *os.File, notify func(string)) {
+	w := newInstanceLines(instance, colored, out, t, logFile, notify)
 	// ReadSlice bounds memory: a line longer than the buffer is passed on
 	// in pieces rather than held whole.
 	br := bufio.NewReaderSize(r, 64*1024)
-	logFailed := false
 	for {
 		chunk, err := br.ReadSlice('\n')
 		if len(chunk) > 0 {
-			line := strings.TrimPrefix(strings.TrimRight(string(chunk), "\r\n"), own)
-			out.writeLine(prefix + line + "\n")
-			if notify != nil {
-				notify(line)
-			}
-			t.add(line)
-			if logFile != nil && !logFailed {
-				if _, err := logFile.WriteString(line + "\n"); err != nil {
-					logFailed = true
-					out.writeLine(prefix + "warning: cannot write its log file (" + err.Error() + "); its lines go on here only\n")
-				}
-			}
+			w.write(strings.TrimRight(string(chunk), "\r\n"))
 		}
 		if err != nil && err != bufio.ErrBufferFull {
 			return

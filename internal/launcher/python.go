@@ -97,11 +97,10 @@ func buildVenvs(ctx context.Context, settings *python.Settings, specs []ChildSpe
 	return venvs, nil
 }
 
+// instanceEmitter writes gym's own lines about an instance (its venv
+// setup) the way the instance's lines are written.
 func instanceEmitter(instance string, colored bool, out *syncWriter) func(string) {
-	t := &tail{max: 1}
-	return func(line string) {
-		pumpLines(strings.NewReader(line+"\n"), instance, colored, out, t, nil, nil)
-	}
+	return newInstanceLines(instance, colored, out, &tail{max: 1}, nil, nil).write
 }
 
 // startRayHead starts the Ray head from venv and waits until it is up. It
