@@ -598,3 +598,29 @@ func TestChildEnvCarriesUVSettings(t *testing.T) {
 		}
 	}
 }
+
+// With skip_venv_if_present and every venv there, the venvs' own Python is
+// the run's: no need to ask uv for one at each start.
+func TestReusedPython(t *testing.T) {
+	root := t.TempDir()
+	settings := python.Defaults(root, nil, exec.LookPath)
+	specs := []ChildSpec{{Dir: filepath.Join(root, "resources_servers/a")}, {Dir: filepath.Join(root, "resources_servers/b")}}
+	venv := func(dir, version string) {
+		v := settings.VenvFor(dir)
+		writeFile(t, v.Python(), "", 0o755)
+		writeFile(t, filepath.Join(v.Dir, "bin/activate"), "", 0o644)
+		writeFile(t, filepath.Join(v.Dir, "pyvenv.cfg"), "version_info = "+version+"\n", 0o644)
+	}
+	venv(specs[0].Dir, "3.13.18")
+	if got := reusedPython(&settings, specs); got != "" {
+		t.Errorf("one venv missing: %q", got)
+	}
+	venv(specs[1].Dir, "3.14.1")
+	if got := reusedPython(&settings, specs); got != "" {
+		t.Errorf("two Pythons: %q", got)
+	}
+	venv(specs[1].Dir, "3.13.18")
+	if got := reusedPython(&settings, specs); got != "3.13.18" {
+		t.Errorf("got %q, want 3.13.18", got)
+	}
+}

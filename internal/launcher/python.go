@@ -79,6 +79,11 @@ func (l *Launch) setUpPython(ctx context.Context, specs []ChildSpec) (*pythonSer
 // buildVenvs makes each distinct server directory's venv once, in order,
 // its output prefixed with the first instance that uses it.
 func buildVenvs(ctx context.Context, settings *python.Settings, specs []ChildSpec, colored bool, out *syncWriter) (map[string]python.Venv, error) {
+	// Venvs that skip_venv_if_present will reuse already fix the Python;
+	// asking uv again would only cost time at every start.
+	if settings.PythonVersion == "" && settings.SkipIfPresent {
+		settings.PythonVersion = reusedPython(settings, specs)
+	}
 	if err := settings.ResolvePython(ctx); err != nil {
 		return nil, err
 	}
@@ -95,6 +100,25 @@ func buildVenvs(ctx context.Context, settings *python.Settings, specs []ChildSpe
 		venvs[spec.Dir] = v
 	}
 	return venvs, nil
+}
+
+// reusedPython is the one Python version of specs' venvs when every one of
+// them exists to be reused; "" otherwise.
+func reusedPython(settings *python.Settings, specs []ChildSpec) string {
+	version := ""
+	for _, spec := range specs {
+		v := settings.VenvFor(spec.Dir)
+		if !v.Present() {
+			return ""
+		}
+		switch got := v.Version(); {
+		case got == "" || (version != "" && got != version):
+			return ""
+		default:
+			version = got
+		}
+	}
+	return version
 }
 
 // instanceEmitter writes gym's own lines about an instance (its venv

@@ -50,12 +50,35 @@ func (v Venv) Activate(environ []string) []string {
 	return append(out, "VIRTUAL_ENV="+v.Dir, "PATH="+bin)
 }
 
-func (v Venv) present() bool {
+// Version is the Python version the venv was made with (pyvenv.cfg's
+// version_info, as uv writes it, or version, as python -m venv does); ""
+// when unknown.
+func (v Venv) Version() string {
+	data, err := os.ReadFile(filepath.Join(v.Dir, "pyvenv.cfg"))
+	if err != nil {
+		return ""
+	}
+	found := ""
+	for _, line := range strings.Split(string(data), "\n") {
+		key, value, ok := strings.Cut(line, "=")
+		switch key = strings.TrimSpace(key); {
+		case !ok:
+		case key == "version_info":
+			return strings.TrimSpace(value)
+		case key == "version":
+			found = strings.TrimSpace(value)
+		}
+	}
+	return found
+}
+
+// Present reports whether the venv has what skip_venv_if_present reuses.
+func (v Venv) Present() bool {
 	return fileExists(v.Python()) && fileExists(filepath.Join(v.Dir, "bin", "activate"))
 }
 
 func (v Venv) complete() bool {
-	return v.present() && fileExists(filepath.Join(v.Dir, setupCompleteMarker))
+	return v.Present() && fileExists(filepath.Join(v.Dir, setupCompleteMarker))
 }
 
 // VenvFor is where a server directory's venv lives, by NeMo Gym's rule:
@@ -216,7 +239,7 @@ func (s Settings) indexFlags() []string {
 // gym and NeMo Gym never build one venv at the same time.
 func (s Settings) Ensure(ctx context.Context, serverDir string, emit func(string)) (Venv, error) {
 	venv := s.VenvFor(serverDir)
-	if s.SkipIfPresent && venv.present() {
+	if s.SkipIfPresent && venv.Present() {
 		return venv, nil
 	}
 	uv, err := s.UV()
@@ -246,7 +269,7 @@ func (s Settings) Ensure(ctx context.Context, serverDir string, emit func(string
 			return venv, err
 		}
 	}
-	if !venv.present() {
+	if !venv.Present() {
 		return venv, &SetupError{Dir: serverDir, Err: fmt.Errorf("uv finished but %s has no bin/python and bin/activate", venv.Dir)}
 	}
 	if err := os.WriteFile(marker, nil, 0o644); err != nil {

@@ -311,3 +311,34 @@ esac
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+func TestVenvVersion(t *testing.T) {
+	for cfg, want := range map[string]string{
+		"home = /usr/bin\nuv = 0.13.9\nversion_info = 3.13.18\n": "3.13.18",
+		"home = /usr/bin\nversion = 3.11.7\n":                     "3.11.7",
+		"home = /usr/bin\n":                                       "",
+	} {
+		dir := t.TempDir()
+		write(t, filepath.Join(dir, "pyvenv.cfg"), cfg)
+		if got := (Venv{Dir: dir}).Version(); got != want {
+			t.Errorf("%q: version %q, want %q", cfg, got, want)
+		}
+	}
+	if got := (Venv{Dir: t.TempDir()}).Version(); got != "" {
+		t.Errorf("no pyvenv.cfg: version %q", got)
+	}
+}
+
+// With no Python at all, the error says what to install.
+func TestResolvePythonWithoutAnyPython(t *testing.T) {
+	s, _, _ := fakeSettings(t)
+	s.PythonVersion = ""
+	uv := filepath.Join(t.TempDir(), "uv")
+	write(t, uv, "#!/bin/sh\necho 'error: No interpreter found' >&2\nexit 2\n")
+	s.LookPath = func(string) (string, error) { return uv, nil }
+	err := s.ResolvePython(context.Background())
+	var none *NoPythonError
+	if !errors.As(err, &none) || !strings.Contains(err.Error(), "uv python install 3.13") || !strings.Contains(err.Error(), "++python_version=") {
+		t.Errorf("err = %v", err)
+	}
+}
