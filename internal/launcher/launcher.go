@@ -49,8 +49,8 @@ type Launch struct {
 	children []*child
 	timeouts timeouts
 	python   python.Settings // what Python servers and uv are set up with
-	ray      *child   // the run's Ray head, when gym started one
-	rayEnv   []string // what every server needs to use that cluster
+	ray      *child          // the run's Ray head, when gym started one
+	rayEnv   []string        // what every server needs to use that cluster
 	out      *syncWriter
 	crashed  chan *child
 	stopOnce sync.Once

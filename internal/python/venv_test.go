@@ -315,8 +315,8 @@ esac
 func TestVenvVersion(t *testing.T) {
 	for cfg, want := range map[string]string{
 		"home = /usr/bin\nuv = 0.13.9\nversion_info = 3.13.18\n": "3.13.18",
-		"home = /usr/bin\nversion = 3.11.7\n":                     "3.11.7",
-		"home = /usr/bin\n":                                       "",
+		"home = /usr/bin\nversion = 3.11.7\n":                    "3.11.7",
+		"home = /usr/bin\n":                                      "",
 	} {
 		dir := t.TempDir()
 		write(t, filepath.Join(dir, "pyvenv.cfg"), cfg)
