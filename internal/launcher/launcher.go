@@ -50,7 +50,7 @@ type Launch struct {
 	timeouts timeouts
 	python   python.Settings // what Python servers and uv are set up with
 	ray      *child          // the run's Ray head, when gym started one
-	rayEnv   []string        // what every server needs to use that cluster
+	rayEnv   []string        // what a Python server needs to use that cluster
 	out      *syncWriter
 	crashed  chan *child
 	stopOnce sync.Once
