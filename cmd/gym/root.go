@@ -56,7 +56,7 @@ interpolation) and resolves components across search roots.`,
 	root.SetErr(f.IO.ErrOut)
 	root.PersistentFlags().BoolVarP(&g.verbose, "verbose", "v", false, "verbose output (adds +verbose=true)")
 	root.SetFlagErrorFunc(flagError)
-	root.AddCommand(newCmdEnv(f, g), newCmdEval(f, g), newCmdServe(f))
+	root.AddCommand(newCmdEnv(f, g), newCmdEval(f, g), newCmdServe(f), newCmdWatchdog())
 	root.AddCommand(newCmdList(f, nil), newCmdSearch(f, nil))
 	makeGroup(root)
 	return root

@@ -50,6 +50,7 @@ type Launch struct {
 	timeouts timeouts
 	python   python.Settings // what Python servers and uv are set up with
 	ray      *child          // the run's Ray head, when gym started one
+	cgroup   *runCgroup      // holds every process of the run; nil without cgroup v2
 	rayEnv   []string        // what a Python server needs to use that cluster
 	out      *syncWriter
 	crashed  chan *child
@@ -138,6 +139,7 @@ func Start(ctx context.Context, opts Options) (*Launch, error) {
 		headListener.Close()
 		return nil, err
 	}
+	l.contain()
 	py, err := l.setUpPython(ctx, specs)
 	if err != nil {
 		headListener.Close()
@@ -303,7 +305,13 @@ func (l *Launch) startChild(spec ChildSpec, yaml string, py *pythonServers) (*ch
 	if err != nil {
 		return nil, err
 	}
-	proc, err := startProcess(path, argv, dir, env, pw, syscall.SIGKILL)
+	cg, err := l.leafCgroup(spec.Instance)
+	if err != nil {
+		pw.Close()
+		pr.Close()
+		return nil, err
+	}
+	proc, err := startProcess(path, argv, dir, env, pw, syscall.SIGKILL, cg)
 	pw.Close()
 	if err != nil {
 		pr.Close()
@@ -395,6 +403,9 @@ func (l *Launch) Stop() {
 			l.ray.output.Close()
 			os.RemoveAll(l.ray.tempDir)
 		}
+		if l.cgroup != nil {
+			l.cgroup.close()
+		}
 		if l.head != nil {
 			l.head.close()
 		}
@@ -402,6 +413,29 @@ func (l *Launch) Stop() {
 			fmt.Fprintf(l.opts.Out, "Killed after %s without stopping: %s\n", l.opts.Grace, strings.Join(killed, ", "))
 		}
 	})
+}
+
+// contain makes the cgroup every process of the run starts in, saying
+// what holds the run where there is none.
+func (l *Launch) contain() {
+	g, watchdogErr, err := newRunCgroup(l.opts.Self)
+	if err != nil {
+		fmt.Fprintf(l.opts.Out, "note: %v; a process that leaves its server's process group (setsid, a daemon) can outlive the run (README: Containment)\n", err)
+		return
+	}
+	if watchdogErr != nil {
+		fmt.Fprintf(l.opts.Out, "warning: %v; should gym be killed, its servers' grandchildren can outlive it\n", watchdogErr)
+	}
+	l.cgroup = g
+}
+
+// leafCgroup is the cgroup a child of the run starts in, or nil when the
+// run has none.
+func (l *Launch) leafCgroup(instance string) (*leafCgroup, error) {
+	if l.cgroup == nil {
+		return nil, nil
+	}
+	return l.cgroup.leaf(instance)
 }
 
 // infos describes the running servers for the head server's

@@ -15,6 +15,7 @@ import (
 // re-parented to gym (see becomeSubreaper) to know when the group is empty.
 type process struct {
 	pid int
+	cg  *leafCgroup // nil where the machine gives gym no cgroup
 
 	exited    chan struct{} // closed when the direct child has exited
 	exitState syscall.WaitStatus
@@ -22,24 +23,27 @@ type process struct {
 }
 
 // startProcess runs the program at path with argv in its own process group,
-// stdout and stderr both going to out; should gym die, the kernel sends the
-// child deathSignal.
-func startProcess(path string, argv []string, dir string, env []string, out *os.File, deathSignal syscall.Signal) (*process, error) {
+// and in cg when there is one, stdout and stderr both going to out; should
+// gym die, the kernel sends the child deathSignal.
+func startProcess(path string, argv []string, dir string, env []string, out *os.File, deathSignal syscall.Signal, cg *leafCgroup) (*process, error) {
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
 		return nil, err
 	}
 	defer devnull.Close()
-	p, err := os.StartProcess(path, argv, &os.ProcAttr{
-		Dir:   dir,
-		Env:   env,
-		Files: []*os.File{devnull, out, out},
-		Sys:   childSysProcAttr(deathSignal),
-	})
+	start := func(attr *syscall.SysProcAttr) (*os.Process, error) {
+		return os.StartProcess(path, argv, &os.ProcAttr{Dir: dir, Env: env, Files: []*os.File{devnull, out, out}, Sys: attr})
+	}
+	var p *os.Process
+	if cg != nil {
+		p, err = cg.start(childSysProcAttr(deathSignal), start)
+	} else {
+		p, err = start(childSysProcAttr(deathSignal))
+	}
 	if err != nil {
 		return nil, err
 	}
-	proc := &process{pid: p.Pid, exited: make(chan struct{}), empty: make(chan struct{})}
+	proc := &process{pid: p.Pid, cg: cg, exited: make(chan struct{}), empty: make(chan struct{})}
 	// The os.Process handle is not used to wait: our reaper does.
 	p.Release()
 	go proc.reap()
@@ -68,9 +72,13 @@ func (p *process) reap() {
 		case errors.Is(err, syscall.EINTR):
 		case errors.Is(err, syscall.ECHILD):
 			// None of the group is our child any more. Members may still
-			// exist under other parents; wait for them to go.
-			if !groupAlive(p.pid) {
+			// exist under other parents, and with a cgroup so may those
+			// that left the group; wait for them to go.
+			if !p.alive() {
 				markExited(ws)
+				if p.cg != nil {
+					p.cg.release()
+				}
 				close(p.empty)
 				return
 			}
@@ -81,13 +89,21 @@ func (p *process) reap() {
 	}
 }
 
+func (p *process) alive() bool {
+	return groupAlive(p.pid) || (p.cg != nil && p.cg.populated())
+}
+
 func groupAlive(pgid int) bool {
 	err := syscall.Kill(-pgid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
-// signal sends sig to the child's whole process group.
+// signal sends sig to the child's whole process group, and to whatever
+// left it inside the child's cgroup.
 func (p *process) signal(sig syscall.Signal) error {
+	if p.cg != nil {
+		p.cg.signal(sig)
+	}
 	err := syscall.Kill(-p.pid, sig)
 	if errors.Is(err, syscall.ESRCH) {
 		return nil

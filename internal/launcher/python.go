@@ -170,7 +170,14 @@ func (l *Launch) startRayHead(ctx context.Context, venv python.Venv) (string, er
 	}
 	l.rayEnv = auth
 	env := append(python.ReplaceEnv(python.RayHeadEnv(venv.Activate(l.opts.Environ)), l.python.UVEnv()...), auth...)
-	proc, err := startProcess(argv[0], argv, l.opts.Cwd, env, pw, syscall.SIGTERM)
+	cg, err := l.leafCgroup(python.RayHeadName)
+	if err != nil {
+		pw.Close()
+		pr.Close()
+		os.RemoveAll(tempDir)
+		return "", err
+	}
+	proc, err := startProcess(argv[0], argv, l.opts.Cwd, env, pw, syscall.SIGTERM, cg)
 	pw.Close()
 	if err != nil {
 		pr.Close()
