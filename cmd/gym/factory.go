@@ -157,6 +157,21 @@ func (f *Factory) loadConfig(ctx context.Context, flags *configFlags, verbose bo
 		fmt.Fprintln(f.IO.ErrOut, "Warning:", w)
 	}
 	req.Overrides = tokens
-	res, err := config.Load(ctx, f.configEnv(roots), req)
-	return res, roots, err
+	// Loading checks ctx only between files; a signal must not wait for a
+	// huge file to parse or a slow (or never-written FIFO) read to end.
+	type loaded struct {
+		res *config.Result
+		err error
+	}
+	done := make(chan loaded, 1)
+	go func() {
+		res, err := config.Load(ctx, f.configEnv(roots), req)
+		done <- loaded{res, err}
+	}()
+	select {
+	case l := <-done:
+		return l.res, roots, l.err
+	case <-ctx.Done():
+		return nil, roots, context.Cause(ctx)
+	}
 }
