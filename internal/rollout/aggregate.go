@@ -136,6 +136,9 @@ func ReadMetricsRows(paths ...string) (*MetricsRows, error) {
 			if agent.Type != gjson.String {
 				return lr.errorf("the rollout has no %s.name, so its agent's metrics cannot be computed", AgentRefKey)
 			}
+			if r := row.Get("reward"); r.Exists() && r.Type != gjson.Number && r.Type != gjson.True && r.Type != gjson.False {
+				return lr.errorf("reward is %s, not a number: the metrics would leave this rollout out", r.Raw)
+			}
 			k, _ := rowKey(row)
 			m.agents[agent.Str] = append(m.agents[agent.Str], rowRef{k, i, lr.Start, lr.Size})
 			return nil

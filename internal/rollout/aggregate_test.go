@@ -1,0 +1,60 @@
+package rollout
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A reward the metrics cannot read is an input error at its line, not a
+// rollout the metrics leave out in silence.
+func TestReadMetricsRowsRefusesARewardThatIsNotANumber(t *testing.T) {
+	const agent = `"agent_ref":{"name":"a"},"_ng_task_index":0,"_ng_rollout_index":0`
+	tests := []struct {
+		reward string
+		want   string // "" when the row is accepted
+	}{
+		{`1.0`, ""},
+		{`0`, ""},
+		{`true`, ""},
+		{`-2.5e-3`, ""},
+		{`"1.0"`, `reward is "1.0", not a number`},
+		{`null`, `reward is null, not a number`},
+		{`[1]`, `reward is [1], not a number`},
+		{`{"v":1}`, `reward is {"v":1}, not a number`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.reward, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "rollouts.jsonl")
+			good := `{` + agent + `,"reward":1}` + "\n"
+			if err := os.WriteFile(path, []byte(good+`{`+agent+`,"reward":`+tt.reward+`}`+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			rows, err := ReadMetricsRows(path)
+			if tt.want == "" {
+				if err != nil || rows.Rows() != 2 {
+					t.Fatalf("rows %v, err %v", rows, err)
+				}
+				return
+			}
+			var ie *InputError
+			if !errors.As(err, &ie) || ie.Line != 2 || ie.Path != path || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want an input error at %s:2 saying %q", err, path, tt.want)
+			}
+		})
+	}
+}
+
+// A rollout without a reward is read as before: NeMo Gym's profiler has
+// nothing to leave out of it.
+func TestReadMetricsRowsAcceptsARolloutWithoutReward(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rollouts.jsonl")
+	if err := os.WriteFile(path, []byte(`{"agent_ref":{"name":"a"},"_ng_task_index":0,"_ng_rollout_index":0}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if rows, err := ReadMetricsRows(path); err != nil || rows.Rows() != 1 {
+		t.Fatalf("rows %v, err %v", rows, err)
+	}
+}
