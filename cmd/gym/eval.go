@@ -189,6 +189,16 @@ type evalRun struct {
 
 func runEvalRun(ctx context.Context, opts *runOptions) error {
 	f := opts.f
+	if f.ErrIsTerminal && !opts.jsonProgress {
+		// The bar, server lines, the rollout log and retry warnings all
+		// write to stderr: one Screen owns the terminal, so no line lands
+		// on the bar.
+		screen := progress.NewScreen(f.IO.ErrOut)
+		shared := *f
+		shared.IO.ErrOut = screen
+		opts.f, f = &shared, &shared
+		defer screen.Flush()
+	}
 	res, roots, err := f.loadConfig(ctx, &opts.config, opts.globals.verbose, opts.tokens(), opts.passthrough, config.Request{})
 	if err != nil {
 		return err

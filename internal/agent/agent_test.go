@@ -322,7 +322,7 @@ func TestAggregateMetrics(t *testing.T) {
 		{"local, invalid body", local.AggregateMetrics(resources.MetricsHooks{}), `{"rows":[]}`, 422, nil, 0},
 		{"proxy", local.ProxyAggregateMetrics(res.URL), verifyRows, 200, exactly(`{"group_level_metrics":[],"agent_metrics":{"pass@1":0.5},"key_metrics":{"pass@1":0.5}}`), 1},
 		{"proxy, skip_verification", skipped.ProxyAggregateMetrics(res.URL), verifyRows, 200, exactly(emptyMetrics), 0},
-		{"proxy, upstream failure", local.ProxyAggregateMetrics(res.URL + "/broken"), verifyRows, 500, func(t *testing.T, body string) {
+		{"proxy, upstream refusal keeps its 4xx", local.ProxyAggregateMetrics(res.URL + "/broken"), verifyRows, 400, func(t *testing.T, body string) {
 			if !strings.Contains(body, "Hit an exception in TestAgent___agent calling an inner server") {
 				t.Errorf("body %s", body)
 			}

@@ -71,7 +71,8 @@ func (m Mode) String() string {
 
 // Options configures New.
 type Options struct {
-	// Out receives the display; nil means None.
+	// Out receives the display; nil means None. A terminal bar drawn on a
+	// *Screen shares it with the Screen's other writers.
 	Out  io.Writer
 	Mode Mode
 	// Title prefixes plain lines, e.g. "Collecting rollouts". The terminal bar leaves it out
@@ -105,7 +106,11 @@ func New(o Options) Reporter {
 	}
 	switch o.Mode {
 	case Terminal:
-		return &barReporter{out: o.Out, now: now, title: o.Title}
+		out := o.Out
+		if s, ok := out.(*Screen); ok {
+			out = statusWriter{s}
+		}
+		return &barReporter{out: out, now: now, title: o.Title}
 	case JSON:
 		return &lineReporter{out: o.Out, now: now, json: true, steps: 100, interval: interval, minGap: jsonMinGap}
 	default:

@@ -11,6 +11,8 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -32,9 +34,24 @@ type ClientOptions struct {
 	// BaseBackoff and MaxBackoff bound the exponential backoff (defaults
 	// 0.5 s, NeMo Gym's fixed retry sleep, and 60 s).
 	BaseBackoff, MaxBackoff time.Duration
+	// RetryDeadline bounds one call across all its tries and the waits
+	// between them: no wait is begun that would end after it (nor after
+	// the caller's context deadline), so a call that would retry past it
+	// ends at once with its last error. A try under way is not cut off by
+	// it; Timeout and the caller's context bound that, because one call
+	// (an agent's /run) may legitimately take hours. Default: Timeout plus
+	// 10 minutes, room for one try at its bound and ten minutes of
+	// retrying; negative: no bound.
+	RetryDeadline time.Duration
 	// MaxConnsPerHost caps connections, and idle ones kept, per host
 	// (default 1024, NeMo Gym's global_aiohttp_connector_limit_per_host).
 	MaxConnsPerHost int
+	// RunToken is sent in X-Gym-Run-Token to RunServers, and only to them,
+	// so it never reaches an upstream API or any other host. RunServers
+	// are host:port of this run's servers and head server, as RunServers
+	// lists them; hosts are compared by name, never resolved.
+	RunToken   string
+	RunServers []string
 	// Logger receives a line per retry (default slog.Default()).
 	Logger *slog.Logger
 }
@@ -45,13 +62,17 @@ const (
 	defaultBaseBackoff     = 500 * time.Millisecond
 	defaultMaxBackoff      = 60 * time.Second
 	defaultMaxConnsPerHost = 1024
+	// MaxRetryAfter's span: a call stops retrying after as long as the
+	// longest single wait it would accept.
+	defaultRetryDeadline = MaxRetryAfter
+	// net/http's own redirect limit, which a CheckRedirect must restate.
+	maxRedirects = 10
 	// Shorter than the servers' 30 s so the client, not the server, closes
 	// an idle connection, and never reuses one the server is closing.
 	clientKeepAlive = 15 * time.Second
 	// A 500 is usually a real failure, so like NeMo Gym's model client it
 	// gets 3 tries in all, however many retries rate limits get.
 	serverErrorTries = 3
-	// A Retry-After longer than this (a daily quota, say) is not waited for.
 	// MaxRetryAfter is the longest Retry-After waited for; a longer one (a
 	// daily quota, say) is an error at once.
 	MaxRetryAfter = 10 * time.Minute
@@ -64,11 +85,14 @@ const (
 // retries. It keeps no cookie jar: callers forward cookies by hand, as NeMo
 // Gym's servers do. It is safe for concurrent use.
 type Client struct {
-	http        *http.Client
-	maxRetries  int
-	baseBackoff time.Duration
-	maxBackoff  time.Duration
-	logger      *slog.Logger
+	http          *http.Client
+	maxRetries    int
+	baseBackoff   time.Duration
+	maxBackoff    time.Duration
+	retryDeadline time.Duration // 0: none
+	runToken      string
+	runServers    map[string]bool // canonicalHostPort of each
+	logger        *slog.Logger
 	// Seams for tests: waiting, jitter and the clock.
 	sleep  func(context.Context, time.Duration) error
 	jitter func(n int64) int64
@@ -91,6 +115,9 @@ func NewClient(opts ClientOptions) *Client {
 	}
 	if opts.MaxConnsPerHost <= 0 {
 		opts.MaxConnsPerHost = defaultMaxConnsPerHost
+	}
+	if opts.RetryDeadline == 0 {
+		opts.RetryDeadline = opts.Timeout + defaultRetryDeadline
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -115,17 +142,78 @@ func NewClient(opts ClientOptions) *Client {
 		// minutes for its first byte, past idle cut-offs of middleboxes.
 		HTTP2: &http.HTTP2Config{SendPingTimeout: 30 * time.Second, PingTimeout: 15 * time.Second},
 	}
-	retries := max(opts.MaxRetries, 0)
-	return &Client{
-		http:        &http.Client{Transport: transport, Timeout: opts.Timeout},
-		maxRetries:  retries,
-		baseBackoff: opts.BaseBackoff,
-		maxBackoff:  opts.MaxBackoff,
-		logger:      opts.Logger,
-		sleep:       Sleep,
-		jitter:      rand.Int64N,
-		now:         time.Now,
+	c := &Client{
+		maxRetries:    max(opts.MaxRetries, 0),
+		baseBackoff:   opts.BaseBackoff,
+		maxBackoff:    opts.MaxBackoff,
+		retryDeadline: max(opts.RetryDeadline, 0),
+		runToken:      opts.RunToken,
+		runServers:    make(map[string]bool, len(opts.RunServers)),
+		logger:        opts.Logger,
+		sleep:         Sleep,
+		jitter:        rand.Int64N,
+		now:           time.Now,
 	}
+	for _, hp := range opts.RunServers {
+		if host, port, err := net.SplitHostPort(hp); err == nil {
+			c.runServers[canonicalHostPort(host, port)] = true
+		}
+	}
+	c.http = &http.Client{Transport: transport, Timeout: opts.Timeout, CheckRedirect: c.checkRedirect}
+	return c
+}
+
+// errTooManyRedirects is a redirect loop, which no retry gets out of.
+var errTooManyRedirects = fmt.Errorf("stopped after %d redirects", maxRedirects)
+
+// checkRedirect keeps the run token from following a redirect off the
+// run's servers: net/http copies custom headers to any redirect target.
+// It never adds the token, so a host outside the run cannot redirect a
+// call into the run to have it authenticated.
+func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= maxRedirects {
+		return errTooManyRedirects
+	}
+	if !c.runServers[urlHostPort(req.URL)] {
+		req.Header = withoutRunToken(req.Header)
+	}
+	return nil
+}
+
+// runTokenHeader returns h as it must go to u: with the run token when u
+// is a server of the run, and without any run token otherwise, whoever set
+// it. h itself is never changed; a copy is made only when one is needed.
+func (c *Client) runTokenHeader(u *url.URL, h http.Header) http.Header {
+	if !c.runServers[urlHostPort(u)] {
+		return withoutRunToken(h)
+	}
+	if c.runToken == "" || slices.Equal(h[RunTokenHeader], []string{c.runToken}) {
+		return h
+	}
+	h = h.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
+	h.Set(RunTokenHeader, c.runToken)
+	return h
+}
+
+// withoutRunToken returns h without X-Gym-Run-Token in any spelling a
+// caller may have put straight into the map.
+func withoutRunToken(h http.Header) http.Header {
+	var out http.Header
+	for k := range h {
+		if strings.EqualFold(k, RunTokenHeader) {
+			if out == nil {
+				out = h.Clone()
+			}
+			delete(out, k)
+		}
+	}
+	if out == nil {
+		return h
+	}
+	return out
 }
 
 // Sleep waits d, or until ctx ends (returning its cause).
@@ -141,7 +229,9 @@ func Sleep(ctx context.Context, d time.Duration) error {
 }
 
 // UpstreamError is a call that ended with a non-2xx status. Handle maps it
-// to NeMo Gym's 500 "Hit an exception in <server> calling an inner server".
+// to NeMo Gym's "Hit an exception in <server> calling an inner server",
+// with the same status when that is a client error no retry can fix, and
+// 500 otherwise.
 type UpstreamError struct {
 	Status int
 	Body   []byte
@@ -156,21 +246,25 @@ func (e *UpstreamError) Error() string {
 	return fmt.Sprintf("%s returned HTTP %d: %s", e.URL, e.Status, body)
 }
 
-// Do sends req, retrying connection errors and 429/500/502/503/504/520
-// responses with exponential backoff and full jitter, waiting at least as
-// long as a Retry-After asks. The body is replayed on each try (from
-// GetBody, or buffered when the request has none). A 2xx response is
-// returned with its body open; any other final status is an *UpstreamError
-// holding the body.
+// Do sends req, retrying what another try may fix (connection errors and
+// 408/429/500/502/503/504/520 responses, a 500 at most serverErrorTries
+// times in all) with exponential backoff and full jitter, waiting at least
+// as long as a Retry-After asks, until MaxRetries or the RetryDeadline runs
+// out. The body is replayed on each try (from GetBody, or buffered when the
+// request has none). The run token is added or removed as the destination
+// requires; req itself is not changed. A 2xx response is returned with its
+// body open; any other final status is an *UpstreamError holding the body.
 func (c *Client) Do(ctx context.Context, req *http.Request) (*http.Response, error) {
 	if req.URL == nil || (req.URL.Scheme != "http" && req.URL.Scheme != "https") || req.URL.Host == "" {
 		return nil, fmt.Errorf("%s %q: not an http(s) URL with a host", req.Method, req.URL)
 	}
 	req = req.WithContext(ctx)
+	req.Header = c.runTokenHeader(req.URL, req.Header)
 	if err := makeReplayable(req); err != nil {
 		return nil, err
 	}
 	url := req.URL.Redacted()
+	deadline := c.deadline(ctx)
 	for try := 1; ; try++ {
 		attempt := req
 		if try > 1 && req.GetBody != nil {
@@ -183,6 +277,7 @@ func (c *Client) Do(ctx context.Context, req *http.Request) (*http.Response, err
 		}
 		resp, err := c.http.Do(attempt)
 		var delay time.Duration
+		var last error // what the call ends with if it retries no more
 		if err != nil {
 			if ctx.Err() != nil || !retryableError(err) {
 				return nil, err
@@ -191,6 +286,10 @@ func (c *Client) Do(ctx context.Context, req *http.Request) (*http.Response, err
 				return nil, fmt.Errorf("%w (gave up after %d tries)", err, try)
 			}
 			delay = c.backoff(try)
+			last = fmt.Errorf("%w (gave up after %d tries: the next would start after the retry deadline)", err, try)
+			if c.pastDeadline(deadline, delay, url, try, last) {
+				return nil, last
+			}
 			c.logger.Warn("retrying request", "url", url, "kind", "connection", "try", try, "max_tries", c.maxRetries+1, "error", err, "delay", delay)
 		} else {
 			if resp.StatusCode >= 200 && resp.StatusCode < 300 {
@@ -201,10 +300,11 @@ func (c *Client) Do(ctx context.Context, req *http.Request) (*http.Response, err
 			if readErr != nil {
 				return nil, fmt.Errorf("%s %s: HTTP %d, reading the body: %w", req.Method, url, resp.StatusCode, readErr)
 			}
+			last = &UpstreamError{Status: resp.StatusCode, Body: body, URL: url}
 			kind, retryable := retryableStatus(resp.StatusCode)
 			wait, hasWait := RetryAfter(resp.Header, c.now())
 			if !retryable || try > c.maxRetries || (kind == "server_error" && try >= serverErrorTries) || wait > MaxRetryAfter {
-				return nil, &UpstreamError{Status: resp.StatusCode, Body: body, URL: url}
+				return nil, last
 			}
 			delay = c.backoff(try)
 			if hasWait {
@@ -212,12 +312,39 @@ func (c *Client) Do(ctx context.Context, req *http.Request) (*http.Response, err
 				// clients told the same thing from returning at once.
 				delay = wait + time.Duration(c.jitter(int64(c.baseBackoff)))
 			}
+			if c.pastDeadline(deadline, delay, url, try, last) {
+				return nil, last
+			}
 			c.logger.Warn("retrying request", "url", url, "kind", kind, "status", resp.StatusCode, "try", try, "max_tries", c.maxRetries+1, "delay", delay, "error_msg", truncate(string(body), 200))
 		}
 		if err := c.sleep(ctx, delay); err != nil {
 			return nil, fmt.Errorf("%s %s: %w while waiting to retry", req.Method, url, err)
 		}
 	}
+}
+
+// deadline is when a call starting now must stop retrying: the earlier of
+// its RetryDeadline and ctx's deadline, or zero for none.
+func (c *Client) deadline(ctx context.Context) time.Time {
+	var d time.Time
+	if c.retryDeadline > 0 {
+		d = c.now().Add(c.retryDeadline)
+	}
+	if cd, ok := ctx.Deadline(); ok && (d.IsZero() || cd.Before(d)) {
+		d = cd
+	}
+	return d
+}
+
+// pastDeadline reports, and logs, that waiting delay would end after
+// deadline. Sleeping into a deadline only to fail then would hold the
+// caller for nothing: the call ends now with what it has.
+func (c *Client) pastDeadline(deadline time.Time, delay time.Duration, url string, try int, last error) bool {
+	if deadline.IsZero() || !c.now().Add(delay).After(deadline) {
+		return false
+	}
+	c.logger.Warn("not retrying: the wait would pass the call's deadline", "url", url, "try", try, "delay", delay, "deadline", deadline, "error", last)
+	return true
 }
 
 // makeReplayable gives req a GetBody, buffering a body that has none, so
@@ -248,22 +375,38 @@ func (c *Client) backoff(try int) time.Duration {
 }
 
 // retryableStatus classifies statuses as NeMo Gym's model client does:
-// rate limits and gateway failures are transient, a 500 may be.
+// rate limits and gateway failures are transient, a 500 may be. A 408 is a
+// server that gave up waiting for the request, which a new try may deliver
+// in time; any other 4xx answers the same request the same way again.
 func retryableStatus(code int) (kind string, ok bool) {
 	switch code {
 	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout, 520:
 		return "rate_limit", true
+	case http.StatusRequestTimeout:
+		return "timeout", true
 	case http.StatusInternalServerError:
 		return "server_error", true
 	}
 	return "", false
 }
 
+// clientErrorKept reports whether Handle answers an inner server's status
+// with that same status: a client error no retry fixes, which as a 500
+// every caller up the chain would retry. 408 and 429 become the 500 a
+// caller retries at most serverErrorTries times: passed on as they are,
+// each hop would retry them up to MaxRetries times, multiplying the load
+// on an upstream that asked for less.
+func clientErrorKept(code int) bool {
+	_, retry := retryableStatus(code)
+	return code >= 400 && code < 500 && !retry
+}
+
 // retryableError reports whether another try might succeed: a refused or
-// dropped connection might, a certificate the client rejects will not.
+// dropped connection might, a certificate the client rejects or a redirect
+// loop will not.
 func retryableError(err error) bool {
 	var cert *tls.CertificateVerificationError
-	return !errors.As(err, &cert)
+	return !errors.As(err, &cert) && !errors.Is(err, errTooManyRedirects)
 }
 
 // RetryAfter reads the wait an answer asks for: OpenAI's retry-after-ms, or

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -126,6 +127,11 @@ func TestClientRetries(t *testing.T) {
 			wantCalls: 3, wantStatus: 500, wantBody: "oops",
 		},
 		{
+			name:      "408 is retried",
+			steps:     []func(http.ResponseWriter){status(408, "too slow"), status(200, "ok")},
+			wantCalls: 2, wantBody: "ok",
+		},
+		{
 			name:      "400 is not retried",
 			steps:     []func(http.ResponseWriter){status(400, `{"detail":"bad"}`)},
 			wantCalls: 1, wantStatus: 400, wantBody: `{"detail":"bad"}`,
@@ -187,6 +193,41 @@ func TestClientRetries(t *testing.T) {
 				tt.checkWaits(t, waits.waits)
 			}
 		})
+	}
+}
+
+func TestClientNeverRetriesOtherClientErrors(t *testing.T) {
+	for _, code := range []int{400, 401, 403, 404, 405, 409, 410, 413, 415, 422, 451} {
+		t.Run(strconv.Itoa(code), func(t *testing.T) {
+			s := &scripted{steps: []func(http.ResponseWriter){status(code, "no", "Retry-After", "1"), status(200, "ok")}}
+			srv := httptest.NewServer(s)
+			defer srv.Close()
+			c, waits := testClient(ClientOptions{}, io.Discard)
+			_, err := c.Do(context.Background(), mustRequest(t, "GET", srv.URL))
+			var ue *UpstreamError
+			if !errors.As(err, &ue) || ue.Status != code || s.requests != 1 || len(waits.waits) != 0 {
+				t.Errorf("err %v after %d requests and waits %v, want HTTP %d at once", err, s.requests, waits.waits, code)
+			}
+		})
+	}
+}
+
+// A wait the caller's context would not outlive is not begun: the call
+// ends with the answer it has instead of a context error later.
+func TestClientRetryAfterPastContextDeadline(t *testing.T) {
+	s := &scripted{steps: []func(http.ResponseWriter){status(429, "quota", "Retry-After", "300"), status(200, "ok")}}
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	c, waits := testClient(ClientOptions{}, io.Discard)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err := c.Do(ctx, mustRequest(t, "GET", srv.URL))
+	var ue *UpstreamError
+	if !errors.As(err, &ue) || ue.Status != 429 || string(ue.Body) != "quota" {
+		t.Errorf("err = %v, want the 429 itself", err)
+	}
+	if s.requests != 1 || len(waits.waits) != 0 {
+		t.Errorf("%d requests, waits %v; want one request and no wait", s.requests, waits.waits)
 	}
 }
 
@@ -265,13 +306,15 @@ func TestClientConnectionRefusedGivesUp(t *testing.T) {
 func TestClientContextCancelledWhileWaiting(t *testing.T) {
 	srv := httptest.NewServer(&scripted{steps: []func(http.ResponseWriter){status(503, "")}})
 	defer srv.Close()
-	c := NewClient(ClientOptions{BaseBackoff: time.Hour, MaxBackoff: time.Hour, Logger: slog.New(slog.DiscardHandler)})
+	c := NewClient(ClientOptions{BaseBackoff: time.Hour, MaxBackoff: time.Hour, RetryDeadline: -1, Logger: slog.New(slog.DiscardHandler)})
 	c.jitter = func(n int64) int64 { return n - 1 }
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	// Cancelled, not timed out: a wait past a deadline is never begun.
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	time.AfterFunc(50*time.Millisecond, cancel)
 	start := time.Now()
 	_, err := c.Do(ctx, mustRequest(t, "GET", srv.URL))
-	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 5*time.Second {
+	if !errors.Is(err, context.Canceled) || time.Since(start) > 5*time.Second {
 		t.Errorf("err = %v after %v", err, time.Since(start))
 	}
 }
@@ -408,4 +451,152 @@ func mustRequest(t *testing.T, method, url string) *http.Request {
 		t.Fatal(err)
 	}
 	return req
+}
+
+// fakeClock is the client's clock in deadline tests: waits and slow
+// attempts move it, so nothing really waits.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+func TestClientRetryDeadline(t *testing.T) {
+	clock := &fakeClock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	// slow is an attempt that takes d before answering code.
+	slow := func(d time.Duration, code int, body string) func(http.ResponseWriter) {
+		return func(w http.ResponseWriter) {
+			clock.advance(d)
+			status(code, body)(w)
+		}
+	}
+	tests := []struct {
+		name       string
+		opts       ClientOptions
+		steps      []func(http.ResponseWriter)
+		wantCalls  int
+		wantStatus int // 0: success
+		wantBody   string
+	}{
+		{
+			name: "a Retry-After that would pass the deadline ends the retries with the last answer",
+			opts: ClientOptions{RetryDeadline: 10 * time.Second},
+			steps: []func(http.ResponseWriter){
+				status(503, "first", "Retry-After", "5"), status(503, "second", "Retry-After", "8"), status(200, "ok"),
+			},
+			wantCalls: 2, wantStatus: 503, wantBody: "second",
+		},
+		{
+			name:      "a wait that ends on the deadline is still taken",
+			opts:      ClientOptions{RetryDeadline: 10 * time.Second},
+			steps:     []func(http.ResponseWriter){status(429, "", "Retry-After", "10"), status(200, "ok")},
+			wantCalls: 2, wantBody: "ok",
+		},
+		{
+			name: "by default ten minutes of retrying",
+			steps: []func(http.ResponseWriter){
+				status(429, "a", "Retry-After", "400"), status(429, "b", "Retry-After", "400"), status(200, "ok"),
+			},
+			wantCalls: 2, wantStatus: 429, wantBody: "b",
+		},
+		{
+			name:      "the deadline counts the tries too",
+			steps:     []func(http.ResponseWriter){slow(11*time.Minute, 503, "late"), status(200, "ok")},
+			wantCalls: 1, wantStatus: 503, wantBody: "late",
+		},
+		{
+			name:      "a try under way is not cut off by it",
+			opts:      ClientOptions{RetryDeadline: time.Minute},
+			steps:     []func(http.ResponseWriter){slow(time.Hour, 200, "finally")},
+			wantCalls: 1, wantBody: "finally",
+		},
+		{
+			name:      "the default leaves room for one try at its Timeout",
+			opts:      ClientOptions{Timeout: time.Hour},
+			steps:     []func(http.ResponseWriter){slow(50*time.Minute, 503, "busy"), status(200, "ok")},
+			wantCalls: 2, wantBody: "ok",
+		},
+		{
+			name: "a negative deadline never ends the retries",
+			opts: ClientOptions{RetryDeadline: -1},
+			steps: []func(http.ResponseWriter){
+				status(429, "", "Retry-After", "500"), status(429, "", "Retry-After", "500"), status(429, "", "Retry-After", "500"), status(200, "ok"),
+			},
+			wantCalls: 4, wantBody: "ok",
+		},
+		{
+			name:      "the 500 cap still applies within the deadline",
+			opts:      ClientOptions{RetryDeadline: time.Hour},
+			steps:     []func(http.ResponseWriter){status(500, "oops")},
+			wantCalls: 3, wantStatus: 500, wantBody: "oops",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := &scripted{steps: tt.steps}
+			srv := httptest.NewServer(s)
+			defer srv.Close()
+			c, waits := testClient(tt.opts, io.Discard)
+			c.now = clock.now
+			c.jitter = func(int64) int64 { return 0 }
+			c.sleep = func(ctx context.Context, d time.Duration) error {
+				clock.advance(d)
+				return waits.sleep(ctx, d)
+			}
+			resp, err := c.Do(context.Background(), mustRequest(t, "GET", srv.URL))
+			if tt.wantStatus == 0 {
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if string(b) != tt.wantBody {
+					t.Errorf("body %q, want %q", b, tt.wantBody)
+				}
+			} else {
+				var ue *UpstreamError
+				if !errors.As(err, &ue) || ue.Status != tt.wantStatus || string(ue.Body) != tt.wantBody {
+					t.Fatalf("err = %v, want HTTP %d %q", err, tt.wantStatus, tt.wantBody)
+				}
+			}
+			if s.requests != tt.wantCalls || len(waits.waits) != tt.wantCalls-1 {
+				t.Errorf("%d requests and waits %v, want %d requests", s.requests, waits.waits, tt.wantCalls)
+			}
+		})
+	}
+}
+
+func TestClientRetryDeadlineConnectionErrors(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	clock := &fakeClock{t: time.Unix(0, 0)}
+	c, waits := testClient(ClientOptions{BaseBackoff: time.Minute, MaxBackoff: time.Minute, RetryDeadline: 90 * time.Second}, io.Discard)
+	c.now = clock.now
+	c.jitter = func(n int64) int64 { return n - 1 }
+	c.sleep = func(ctx context.Context, d time.Duration) error {
+		clock.advance(d)
+		return waits.sleep(ctx, d)
+	}
+	_, err = c.Do(context.Background(), mustRequest(t, "GET", "http://"+addr+"/"))
+	if err == nil || !strings.Contains(err.Error(), "refused") || !strings.Contains(err.Error(), "gave up after 2 tries") || !strings.Contains(err.Error(), "retry deadline") {
+		t.Errorf("err = %v", err)
+	}
+	if len(waits.waits) != 1 {
+		t.Errorf("waits %v, want one wait of a minute", waits.waits)
+	}
 }

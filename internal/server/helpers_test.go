@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -79,6 +80,13 @@ func echoHandler(entered chan<- struct{}) http.Handler {
 	mux.Handle("GET /fail/upstream", Handle(func(w http.ResponseWriter, r *http.Request) error {
 		w.Header().Set("X-Prepared", "yes")
 		return fmt.Errorf("calling the model: %w", &UpstreamError{Status: 401, Body: []byte(`{"error":{"message":"bad key <x>"}}`), URL: "http://127.0.0.1:1/v1/responses"})
+	}))
+	mux.Handle("GET /fail/upstream/{code}", Handle(func(w http.ResponseWriter, r *http.Request) error {
+		code, err := strconv.Atoi(r.PathValue("code"))
+		if err != nil {
+			return err
+		}
+		return fmt.Errorf("calling the model: %w", &UpstreamError{Status: code, Body: []byte(`{"error":"upstream said no"}`), URL: "http://127.0.0.1:1/v1/responses"})
 	}))
 	mux.Handle("GET /fail/plain", Handle(func(w http.ResponseWriter, r *http.Request) error {
 		return errors.New(`tool "x" failed: <boom>`)

@@ -18,11 +18,14 @@ type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
 
 // Handle adapts h to http.Handler. A returned *ValidationError (from
 // DecodeJSON, say) becomes FastAPI's 422; an *UpstreamError anywhere in the
-// chain becomes 500 "Hit an exception in <ServerName> calling an inner
-// server: <body>"; any other error becomes 500 with its text as a JSON
-// string. An error after the response has started aborts the connection, so
-// the client sees a truncated response rather than a complete-looking one.
-// Handle is meant to run inside Wrap, which supplies the server's name.
+// chain becomes "Hit an exception in <ServerName> calling an inner server:
+// <body>", with the inner server's status when it is a client error no
+// retry fixes (400, 401, 404, 422, ...; not 408 or 429) and NeMo Gym's 500
+// otherwise, so that a deterministic failure is not retried hop by hop;
+// any other error becomes 500 with its text as a JSON string. An error
+// after the response has started aborts the connection, so the client sees
+// a truncated response rather than a complete-looking one. Handle is meant
+// to run inside Wrap, which supplies the server's name.
 func Handle(h HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := h(w, r); err != nil {
@@ -36,21 +39,24 @@ func Handle(h HandlerFunc) http.Handler {
 }
 
 // Wrap puts h behind the middleware every Gym server has, outermost first:
-// error mapping (panics become 500s), the rollout prefix
+// error mapping (panics become 500s), the run token (with rt.RunToken set,
+// a client from another machine without it gets 401, as RequireRunToken
+// describes), the rollout prefix
 // (/ng-rollout/<id>[/training-token-capture]/<rest> is served as /<rest>),
 // the session cookie, and `GET /` liveness. Serve calls it; tests of a
 // component call it to see what a client sees. rt.ServerName() must be a
 // valid cookie name (Serve checks).
 func Wrap(rt *Runtime, h http.Handler) http.Handler {
 	name := rt.ServerName()
-	return &middleware{next: h, name: name, logger: loggerOf(rt), cookie: newSessionCookie(name)}
+	return &middleware{next: h, name: name, logger: loggerOf(rt), cookie: newSessionCookie(name), runToken: rt.RunToken}
 }
 
 type middleware struct {
-	next   http.Handler
-	name   string
-	logger *slog.Logger
-	cookie *sessionCookie
+	next     http.Handler
+	name     string
+	logger   *slog.Logger
+	cookie   *sessionCookie
+	runToken string
 }
 
 type ctxKey struct{}
@@ -104,6 +110,11 @@ func (m *middleware) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			st.recovered(r, v)
 		}
 	}()
+	if m.runToken != "" && !trusted(r, m.runToken) {
+		m.logger.Warn("refused a request from another machine without the run token", "peer", r.RemoteAddr, "method", r.Method, "path", r.URL.Path)
+		refuseUntrusted(&st.tw)
+		return
+	}
 	route, prefixed, err := parseRolloutPath(r.URL.EscapedPath())
 	if err != nil {
 		m.logger.Warn("rejected request", "path", r.URL.Path, "error", err)
@@ -158,8 +169,12 @@ func (st *requestState) fail(w http.ResponseWriter, r *http.Request, err error) 
 		writeJSON(w, http.StatusUnprocessableEntity, ve.body())
 		return
 	case errors.As(err, &ue):
+		status := http.StatusInternalServerError
+		if clientErrorKept(ue.Status) {
+			status = ue.Status
+		}
 		clearHeader(w.Header())
-		writeJSON(w, http.StatusInternalServerError, jsonString(fmt.Sprintf("Hit an exception in %s calling an inner server: %s", st.mw.name, ue.Body)))
+		writeJSON(w, status, jsonString(fmt.Sprintf("Hit an exception in %s calling an inner server: %s", st.mw.name, ue.Body)))
 	default:
 		clearHeader(w.Header())
 		writeJSON(w, http.StatusInternalServerError, jsonString(err.Error()))

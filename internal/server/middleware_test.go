@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -28,7 +29,7 @@ func TestErrorMapping(t *testing.T) {
 	}{
 		{
 			name: "upstream error", method: "GET", path: "/fail/upstream",
-			wantStatus: 500,
+			wantStatus: 401,
 			wantBody:   `"Hit an exception in EchoServer___echo_server calling an inner server: {\"error\":{\"message\":\"bad key <x>\"}}"`,
 			wantLog:    "returned HTTP 401",
 		},
@@ -89,6 +90,36 @@ func TestErrorMapping(t *testing.T) {
 			}
 			if !strings.Contains(logs.String(), tt.wantLog) {
 				t.Errorf("log lacks %q:\n%s", tt.wantLog, logs.String())
+			}
+		})
+	}
+}
+
+// A deterministic client error of an inner server keeps its status class
+// hop by hop, so the caller does not retry what cannot succeed; what may
+// succeed later stays NeMo Gym's 500.
+func TestUpstreamStatusClassKept(t *testing.T) {
+	srv := httptest.NewServer(Wrap(testRuntime(io.Discard), echoHandler(nil)))
+	defer srv.Close()
+	for _, tt := range []struct{ upstream, want int }{
+		{400, 400}, {401, 401}, {403, 403}, {404, 404}, {409, 409}, {413, 413}, {422, 422},
+		{408, 500}, {429, 500},
+		{500, 500}, {502, 500}, {503, 500}, {504, 500}, {520, 500},
+		{302, 500},
+	} {
+		t.Run(strconv.Itoa(tt.upstream), func(t *testing.T) {
+			resp, err := srv.Client().Get(srv.URL + "/fail/upstream/" + strconv.Itoa(tt.upstream))
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tt.want {
+				t.Errorf("status %d, want %d", resp.StatusCode, tt.want)
+			}
+			want := `"Hit an exception in EchoServer___echo_server calling an inner server: {\"error\":\"upstream said no\"}"`
+			if string(body) != want {
+				t.Errorf("body\n got %s\nwant %s", body, want)
 			}
 		})
 	}

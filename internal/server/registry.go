@@ -23,8 +23,9 @@ type registration struct {
 	factory   Factory
 }
 
-// The registry is the package's only mutable state: components fill it from
-// init and `gym serve` reads it, so a mutex keeps a late Register honest.
+// The registry is package state (with machineAddrs, the only other):
+// components fill it from init and `gym serve` reads it, so a mutex keeps a
+// late Register honest.
 var (
 	registryMu sync.RWMutex
 	registry   = map[string]registration{}

@@ -21,3 +21,13 @@ func raiseFileLimit(want uint64) (uint64, error) {
 	}
 	return target, nil
 }
+
+// openFileLimit is the soft RLIMIT_NOFILE, read without changing it: a
+// process that merely hosts a server (the launcher) keeps its limits.
+func openFileLimit() (uint64, error) {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return 0, err
+	}
+	return lim.Cur, nil
+}

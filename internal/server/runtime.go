@@ -44,8 +44,11 @@ type Runtime struct {
 	Port      int
 	DryRun    bool
 	Verbose   bool
-	Logger    *slog.Logger
-	Client    *Client
+	// RunToken is the run's token from GYM_RUN_TOKEN, empty when the
+	// server was started outside gym: Wrap then trusts every client.
+	RunToken string
+	Logger   *slog.Logger
+	Client   *Client
 }
 
 // Kind is `<server_type>/<implementation>`, the registry key.
@@ -107,6 +110,7 @@ func fromEnv(lookupEnv func(string) (string, bool), logOut io.Writer) (*Runtime,
 		DryRun:         flags[0],
 		Verbose:        flags[1],
 	}
+	rt.RunToken, _ = lookupEnv(RunTokenEnv)
 	if reg, ok := lookup(rt.Kind()); ok {
 		rt.ClassName = reg.className
 	}
@@ -115,7 +119,10 @@ func fromEnv(lookupEnv func(string) (string, bool), logOut io.Writer) (*Runtime,
 		level = slog.LevelDebug
 	}
 	rt.Logger = slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: level}))
-	opts := ClientOptions{Logger: rt.Logger}
+	opts := ClientOptions{Logger: rt.Logger, RunToken: rt.RunToken}
+	if rt.RunToken != "" {
+		opts.RunServers = RunServers(global, lookupEnv)
+	}
 	if n := global.Get(perHostLimitKey); n != nil && n.Kind == tree.Int && n.Int > 0 {
 		opts.MaxConnsPerHost = int(n.Int)
 	}
@@ -201,10 +208,11 @@ func Serve(ctx context.Context, rt *Runtime, h http.Handler, stdout io.Writer) e
 		return fmt.Errorf("server name %q is not a valid cookie name: instance names must be HTTP tokens (letters, digits, _ - . and the like)", rt.ServerName())
 	}
 	logger := loggerOf(rt)
-	if soft, err := raiseFileLimit(wantedFileLimit); err != nil {
+	files, err := raiseFileLimit(wantedFileLimit)
+	if err != nil {
 		logger.Warn("could not raise the open-file limit", "error", err)
-	} else if soft < wantedFileLimit {
-		logger.Warn("the open-file limit is low for thousands of concurrent rollouts; raise the hard limit (ulimit -Hn)", "limit", soft, "wanted", wantedFileLimit)
+	} else if files < wantedFileLimit {
+		logger.Warn("the open-file limit is low for thousands of concurrent rollouts; raise the hard limit (ulimit -Hn)", "limit", files, "wanted", wantedFileLimit)
 	}
 	addr := net.JoinHostPort(rt.Host, strconv.Itoa(rt.Port))
 	var lc net.ListenConfig
@@ -213,14 +221,16 @@ func Serve(ctx context.Context, rt *Runtime, h http.Handler, stdout io.Writer) e
 		return fmt.Errorf("%s '%s': listening on %s: %w", rt.Kind(), rt.Instance, addr, err)
 	}
 	srv := &http.Server{
-		Handler:     Wrap(rt, h),
-		IdleTimeout: serverKeepAlive,
-		ErrorLog:    slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		Handler:  Wrap(rt, h),
+		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 		// Request contexts outlive ctx's cancellation so in-flight requests
 		// get their grace period instead of being cancelled at once.
 		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
+	maxConns := connLimit(files)
+	logger.Debug("connection limit", "max_conns", maxConns, "open_file_limit", files)
 	port := ln.Addr().(*net.TCPAddr).Port
+	ln = Harden(srv, ln, maxConns)
 	fmt.Fprintf(stdout, "%s '%s' listening on http://%s\n", rt.Kind(), rt.Instance, net.JoinHostPort(rt.Host, strconv.Itoa(port)))
 
 	served := make(chan error, 1)

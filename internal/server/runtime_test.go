@@ -559,3 +559,24 @@ func indexOf(s []string, v string) int {
 	}
 	return -1
 }
+
+// Serve puts its server behind Harden: a request head far beyond what
+// NeMo Gym's uvicorn accepts is refused instead of buffered.
+func TestServeBoundsRequestHeaders(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	out := newListenWatcher()
+	done := make(chan error, 1)
+	go func() { done <- Serve(ctx, testRuntime(io.Discard), echoHandler(nil), out) }()
+	defer func() { cancel(); <-done }()
+	base := out.waitURL(t)
+	req, _ := http.NewRequest("GET", base+"/whoami", nil)
+	req.Header.Set("X-Padding", strings.Repeat("a", 100<<10))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+		t.Errorf("a 100 KiB header got %d, want 431", resp.StatusCode)
+	}
+}

@@ -271,10 +271,11 @@ func TestRunFailures(t *testing.T) {
 		{"model answers nothing", weatherRow, func(int, gjson.Result) string { return "" }, 500, `invalid response from the model server (not JSON)`},
 		// The failure cascades as in NeMo Gym: the episode's 500 wraps the
 		// model's body, and /run's wraps the episode's.
-		{"model HTTP error", weatherRow, func(int, gjson.Result) string { return httpError(401, `{"error":{"message":"bad key"}}`) }, 500,
+		// A refusal keeps its status class hop by hop, so no caller retries it.
+		{"model HTTP error", weatherRow, func(int, gjson.Result) string { return httpError(401, `{"error":{"message":"bad key"}}`) }, 401,
 			`"Hit an exception in SimpleAgent___agent calling an inner server: \"Hit an exception in SimpleAgent___agent calling an inner server: {\\\"error\\\"`},
 		{"model answers garbage", weatherRow, func(int, gjson.Result) string { return `{"output":"nope"}` }, 500, `invalid response from the model server (output is not a list)`},
-		{"seed_session fails", strings.Replace(weatherRow, `"task_id"`, `"_test_seed":"fail","task_id"`, 1), weatherScript, 500, `calling an inner server: {\"detail\":\"cannot seed\"}`},
+		{"seed_session fails", strings.Replace(weatherRow, `"task_id"`, `"_test_seed":"fail","task_id"`, 1), weatherScript, 400, `calling an inner server: {\"detail\":\"cannot seed\"}`},
 		{"verify reply without reward", strings.Replace(weatherRow, `"task_id"`, `"_test_verify":"no_reward","task_id"`, 1), weatherScript, 500, `/verify reply has no numeric reward`},
 		{"verify reply without response", strings.Replace(weatherRow, `"task_id"`, `"_test_verify":"no_response","task_id"`, 1), weatherScript, 500, `/verify reply has no response object`},
 		{"verify reply not an object", strings.Replace(weatherRow, `"task_id"`, `"_test_verify":"not_object","task_id"`, 1), weatherScript, 500, `/verify reply is not a JSON object: [1]`},
