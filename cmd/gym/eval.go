@@ -436,9 +436,13 @@ func rolloutClient(f *Factory, s settings) (*server.Client, error) {
 	if retries == 0 {
 		retries = -1 // the client reads 0 as "its default"
 	}
+	// From another machine, the run's servers answer only with its token.
+	token, _ := f.LookupEnv(server.RunTokenEnv)
 	return server.NewClient(server.ClientOptions{
 		Timeout:    time.Duration(timeout * float64(time.Second)),
 		MaxRetries: retries,
+		RunToken:   token,
+		RunServers: server.RunServers(s.res.Config, s.res.LookupEnv),
 		Logger:     slog.New(slog.NewTextHandler(f.IO.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}), nil
 }

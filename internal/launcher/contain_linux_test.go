@@ -30,7 +30,7 @@ sleep 0.2
 echo started
 exec sleep 300
 `, 0o755)
-	opts := f.options(t, server("e", "escaping", "app.sh"))
+	opts := f.options(t, serverYAML("e", "escaping", "app.sh"))
 	// As Start does, so that gym reaps what it kills.
 	if err := becomeSubreaper(); err != nil {
 		t.Fatal(err)

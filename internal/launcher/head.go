@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/nemo-gym-go/gym/internal/server"
 )
 
 // InstanceInfo is one entry of the head server's /server_instances, in
@@ -54,8 +56,10 @@ func listenHead(host string, port int) (net.Listener, error) {
 	return l, nil
 }
 
-// startHead serves the head server on l in the background.
-func startHead(l net.Listener, configYAML string) (*headServer, error) {
+// startHead serves the head server on l in the background. Its config
+// carries the run's secrets, so a client from another machine must present
+// token; those on this one (NeMo Gym's servers among them) need not.
+func startHead(l net.Listener, configYAML, token string) (*headServer, error) {
 	configJSON, err := marshalPlain(configYAML)
 	if err != nil {
 		l.Close()
@@ -92,10 +96,11 @@ func startHead(l net.Listener, configYAML string) (*headServer, error) {
 		}
 		writeJSON(w, body)
 	})
-	h.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	h.srv = &http.Server{Handler: server.RequireRunToken(token, mux)}
+	limited := server.Harden(h.srv, l, 0)
 	go func() {
-		if err := h.srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			l.Close()
+		if err := h.srv.Serve(limited); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			limited.Close()
 		}
 	}()
 	return h, nil

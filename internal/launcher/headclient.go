@@ -12,6 +12,7 @@ import (
 
 	"github.com/nemo-gym-go/gym/internal/config"
 	"github.com/nemo-gym-go/gym/internal/config/tree"
+	"github.com/nemo-gym-go/gym/internal/server"
 )
 
 // HeadClient asks a running head server, gym's or NeMo Gym's, what it
@@ -20,6 +21,9 @@ import (
 type HeadClient struct {
 	URL  string
 	HTTP *http.Client
+	// Token is the run's token (GYM_RUN_TOKEN), which a head server on
+	// another machine asks for before it hands out the config.
+	Token string
 }
 
 // NewHeadClient is the client of the head server the config names
@@ -27,9 +31,11 @@ type HeadClient struct {
 // host is reached on loopback).
 func NewHeadClient(res *config.Result) HeadClient {
 	host, port := HeadAddress(res)
+	token, _ := res.LookupEnv(server.RunTokenEnv)
 	return HeadClient{
-		URL:  "http://" + net.JoinHostPort(dialHost(host), strconv.Itoa(port)),
-		HTTP: &http.Client{Timeout: 10 * time.Second},
+		URL:   "http://" + net.JoinHostPort(dialHost(host), strconv.Itoa(port)),
+		HTTP:  &http.Client{Timeout: 10 * time.Second},
+		Token: token,
 	}
 }
 
@@ -40,6 +46,9 @@ func (c HeadClient) get(ctx context.Context, path string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.URL+path, nil)
 	if err != nil {
 		return nil, err
+	}
+	if c.Token != "" {
+		req.Header.Set(server.RunTokenHeader, c.Token)
 	}
 	resp, err := c.HTTP.Do(req)
 	if err != nil {

@@ -6,6 +6,8 @@ package launcher
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -21,6 +23,7 @@ import (
 	"github.com/nemo-gym-go/gym/internal/config/tree"
 	"github.com/nemo-gym-go/gym/internal/python"
 	"github.com/nemo-gym-go/gym/internal/resolve"
+	"github.com/nemo-gym-go/gym/internal/server"
 )
 
 // Options are what a launch needs from the command.
@@ -51,6 +54,7 @@ type Launch struct {
 	python   python.Settings // what Python servers and uv are set up with
 	ray      *child          // the run's Ray head, when gym started one
 	cgroup   *runCgroup      // holds every process of the run; nil without cgroup v2
+	token    string          // the run token its servers trust each other by
 	rayEnv   []string        // what a Python server needs to use that cluster
 	out      *syncWriter
 	crashed  chan *child
@@ -152,7 +156,12 @@ func Start(ctx context.Context, opts Options) (*Launch, error) {
 		l.Stop()
 		return nil, fmt.Errorf("the config is %d bytes as YAML, more than the %d bytes one environment variable can hold; trim unused blocks from it", len(yaml), ConfigYAMLSizeLimit)
 	}
-	if l.head, err = startHead(headListener, yaml); err != nil {
+	if l.token, err = newRunToken(); err != nil {
+		headListener.Close()
+		l.Stop()
+		return nil, err
+	}
+	if l.head, err = startHead(headListener, yaml, l.token); err != nil {
 		l.Stop()
 		return nil, err
 	}
@@ -235,7 +244,7 @@ func (l *Launch) setting(key string) string {
 // cache and lock timeout, and for a Python server what it needs to use the
 // run's Ray cluster. Secrets travel here, never on a command line.
 func (l *Launch) childEnv(spec ChildSpec, yaml string) []string {
-	drop := map[string]bool{config.ConfigDictEnv: true, config.ConfigPathEnv: true, "PYTHONPATH": true}
+	drop := map[string]bool{config.ConfigDictEnv: true, config.ConfigPathEnv: true, "PYTHONPATH": true, server.RunTokenEnv: true}
 	var env []string
 	pythonPath := ""
 	for _, kv := range l.opts.Environ {
@@ -261,7 +270,17 @@ func (l *Launch) childEnv(spec ChildSpec, yaml string) []string {
 	if spec.kind == runPython {
 		env = append(env, l.rayEnv...)
 	}
-	return append(env, config.ConfigDictEnv+"="+yaml, config.ConfigPathEnv+"="+spec.Instance)
+	return append(env, config.ConfigDictEnv+"="+yaml, config.ConfigPathEnv+"="+spec.Instance, server.RunTokenEnv+"="+l.token)
+}
+
+// newRunToken is a run's token: 256 random bits, in hex so that it fits a
+// header and an environment variable as it is.
+func newRunToken() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("cannot make the run token: %w", err)
+	}
+	return hex.EncodeToString(b), nil
 }
 
 func (l *Launch) startChild(spec ChildSpec, yaml string, py *pythonServers) (*child, error) {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +22,7 @@ import (
 	"github.com/nemo-gym-go/gym/internal/config"
 	"github.com/nemo-gym-go/gym/internal/python"
 	"github.com/nemo-gym-go/gym/internal/resolve"
+	"github.com/nemo-gym-go/gym/internal/server"
 )
 
 // pyStub is a Python server (stdlib only) that finds its own port in
@@ -137,7 +139,7 @@ func lookPathNoUV(name string) (string, error) {
 	return exec.LookPath(name)
 }
 
-func server(name, impl, entrypoint string, extra ...string) string {
+func serverYAML(name, impl, entrypoint string, extra ...string) string {
 	s := fmt.Sprintf("%s:\n  resources_servers:\n    %s:\n      entrypoint: %s\n      domain: other\n", name, impl, entrypoint)
 	for _, e := range extra {
 		s += "      " + e + "\n"
@@ -175,7 +177,7 @@ func groupMembers(t *testing.T, pgid int) []int {
 func TestStartReadyHeadServerAndCleanStop(t *testing.T) {
 	needPython(t)
 	f := newFixture(t)
-	opts := f.options(t, server("py", "pystub", "app.py")+server("forker", "forking", "app.sh"))
+	opts := f.options(t, serverYAML("py", "pystub", "app.py")+serverYAML("forker", "forking", "app.sh"))
 	l, err := Start(context.Background(), opts)
 	if err != nil {
 		t.Fatalf("start: %v\noutput:\n%s", err, f.out)
@@ -238,7 +240,7 @@ func TestCrashMidRunStopsTheRest(t *testing.T) {
 	f := newFixture(t)
 	// Late enough that both servers are ready first, even on a loaded machine.
 	f.environ = append(f.environ, "EXIT_AFTER=2")
-	opts := f.options(t, server("py", "pystub", "app.py")+server("forker", "forking", "app.sh"))
+	opts := f.options(t, serverYAML("py", "pystub", "app.py")+serverYAML("forker", "forking", "app.sh"))
 	l, err := Start(context.Background(), opts)
 	if err != nil {
 		t.Fatalf("start: %v\n%s", err, f.out)
@@ -268,7 +270,7 @@ func TestPortTakenFailsStartAndStopsStarted(t *testing.T) {
 	}
 	defer taken.Close()
 	port := taken.Addr().(*net.TCPAddr).Port
-	opts := f.options(t, server("forker", "forking", "app.sh")+server("py", "pystub", "app.py", "port: "+strconv.Itoa(port)))
+	opts := f.options(t, serverYAML("forker", "forking", "app.sh")+serverYAML("py", "pystub", "app.py", "port: "+strconv.Itoa(port)))
 	l, err := Start(context.Background(), opts)
 	var crash *CrashError
 	if !errors.As(err, &crash) || crash.Instance != "py" {
@@ -302,7 +304,7 @@ func pidOf(t *testing.T, out, instance string) int {
 
 func TestMissingEntrypointListsWhatWasTried(t *testing.T) {
 	f := newFixture(t)
-	opts := f.options(t, server("ghost", "no_such_impl", "app.py"))
+	opts := f.options(t, serverYAML("ghost", "no_such_impl", "app.py"))
 	opts.RegisteredKinds = []string{"resources_servers/example_single_tool_call"}
 	_, err := Start(context.Background(), opts)
 	var pe *PlanError
@@ -340,7 +342,7 @@ func TestDryRunRunsEachServerToCompletion(t *testing.T) {
 	f := newFixture(t)
 	writeFile(t, filepath.Join(f.dir, "resources_servers/setup_ok/app.sh"), "#!/bin/sh\necho set up\n", 0o755)
 	writeFile(t, filepath.Join(f.dir, "resources_servers/setup_bad/app.sh"), "#!/bin/sh\necho broken >&2\nexit 4\n", 0o755)
-	opts := f.options(t, server("ok", "setup_ok", "app.sh")+server("bad", "setup_bad", "app.sh"), "++dry_run=true")
+	opts := f.options(t, serverYAML("ok", "setup_ok", "app.sh")+serverYAML("bad", "setup_bad", "app.sh"), "++dry_run=true")
 	l, err := Start(context.Background(), opts)
 	if err == nil || !strings.Contains(err.Error(), "Dry run failed to set up 1 server(s)") || !strings.Contains(err.Error(), "`bad` exited with code 4") {
 		t.Fatalf("err = %v", err)
@@ -358,7 +360,7 @@ func TestChildEnvironment(t *testing.T) {
 	writeFile(t, filepath.Join(f.dir, "resources_servers/envdump/app.sh"), "#!/bin/sh\necho \"path=$NEMO_GYM_CONFIG_PATH pythonpath=$PYTHONPATH cwd=$(pwd) extra=$NEMO_GYM_EXTRA_ROOTS\"\necho \"$NEMO_GYM_CONFIG_DICT\" | grep -c 'secret: hunter2'\n", 0o755)
 	f.environ = []string{"PATH=" + os.Getenv("PATH"), "PYTHONPATH=/prev", "NEMO_GYM_EXTRA_ROOTS=/extra"}
 	logDir := filepath.Join(f.dir, "logs")
-	opts := f.options(t, server("envdump", "envdump", "app.sh", "secret: hunter2", "key_ref: ${policy_api_key}"),
+	opts := f.options(t, serverYAML("envdump", "envdump", "app.sh", "secret: hunter2", "key_ref: ${policy_api_key}"),
 		"++dry_run=true", "+policy_api_key=sk-real", "+nemo_gym_log_dir="+logDir)
 	if _, err := Start(context.Background(), opts); err != nil {
 		t.Fatalf("start: %v\n%s", err, f.out)
@@ -378,7 +380,7 @@ func TestChildEnvironment(t *testing.T) {
 func TestChildConfigIsUnresolvedAndUnmasked(t *testing.T) {
 	f := newFixture(t)
 	writeFile(t, filepath.Join(f.dir, "resources_servers/cfgdump/app.sh"), "#!/bin/sh\necho \"$NEMO_GYM_CONFIG_DICT\" | grep -E 'policy_api_key|key_ref'\n", 0o755)
-	opts := f.options(t, server("cfgdump", "cfgdump", "app.sh", "key_ref: ${policy_api_key}"), "++dry_run=true", "+policy_api_key=sk-real")
+	opts := f.options(t, serverYAML("cfgdump", "cfgdump", "app.sh", "key_ref: ${policy_api_key}"), "++dry_run=true", "+policy_api_key=sk-real")
 	if _, err := Start(context.Background(), opts); err != nil {
 		t.Fatalf("start: %v\n%s", err, f.out)
 	}
@@ -406,7 +408,7 @@ func TestPrefixColourIsStablePerInstance(t *testing.T) {
 func TestStopEscalatesToSIGKILL(t *testing.T) {
 	f := newFixture(t)
 	writeFile(t, filepath.Join(f.dir, "resources_servers/stubborn/app.sh"), "#!/bin/sh\ntrap '' TERM\necho started\nwhile true; do sleep 0.05; done\n", 0o755)
-	opts := f.options(t, server("stubborn", "stubborn", "app.sh"))
+	opts := f.options(t, serverYAML("stubborn", "stubborn", "app.sh"))
 	opts.Grace = 200 * time.Millisecond
 	l := &Launch{opts: opts, out: &syncWriter{w: f.out}, crashed: make(chan *child, 1), stopping: make(chan struct{})}
 	specs, err := plan(opts.Result, opts.Roots, os.LookupEnv, opts.Registered, nil)
@@ -442,7 +444,7 @@ func TestStopDoesNotWaitForADaemonHoldingOutput(t *testing.T) {
 	f := newFixture(t)
 	writeFile(t, filepath.Join(f.dir, "resources_servers/daemonizing/app.sh"),
 		"#!/bin/sh\nsetsid sleep 30 &\necho \"daemon $!\"\nexec sleep 30\n", 0o755)
-	opts := f.options(t, server("d", "daemonizing", "app.sh"))
+	opts := f.options(t, serverYAML("d", "daemonizing", "app.sh"))
 	l := &Launch{opts: opts, out: &syncWriter{w: f.out}, crashed: make(chan *child, 1), stopping: make(chan struct{})}
 	specs, err := plan(opts.Result, opts.Roots, os.LookupEnv, opts.Registered, nil)
 	if err != nil {
@@ -475,7 +477,7 @@ func TestHeadServerBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
-	h, err := startHead(ln, "prompt: <a & b>\n")
+	h, err := startHead(ln, "prompt: <a & b>\n", "run-token")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -507,6 +509,62 @@ func TestHeadServerBytes(t *testing.T) {
 	}
 }
 
+// The config carries the run's secrets: a client on this machine reads it
+// as NeMo Gym's do, one from another machine only with the run's token.
+func TestHeadServerConfigNeedsTheTokenFromAnotherMachine(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := startHead(ln, "policy_api_key: sk-secret\n", "run-token")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.close()
+	tests := []struct {
+		name, peer, token string
+		want              int
+	}{
+		{"loopback", "127.0.0.1:5000", "", http.StatusOK},
+		{"remote with the token", "203.0.113.7:5000", "run-token", http.StatusOK},
+		{"remote without a token", "203.0.113.7:5000", "", http.StatusUnauthorized},
+		{"remote with another token", "203.0.113.7:5000", "guess", http.StatusUnauthorized},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := httptest.NewRequest(http.MethodGet, "/global_config_dict_yaml", nil)
+			req.RemoteAddr = tt.peer
+			if tt.token != "" {
+				req.Header.Set(server.RunTokenHeader, tt.token)
+			}
+			rec := httptest.NewRecorder()
+			h.srv.Handler.ServeHTTP(rec, req)
+			if rec.Code != tt.want {
+				t.Fatalf("status %d, want %d: %s", rec.Code, tt.want, rec.Body)
+			}
+			if leaked := strings.Contains(rec.Body.String(), "sk-secret"); leaked != (tt.want == http.StatusOK) {
+				t.Errorf("body %s", rec.Body)
+			}
+		})
+	}
+}
+
+// Every child gets the run's token, and one inherited from a parent run
+// is not passed on.
+func TestChildEnvCarriesTheRunToken(t *testing.T) {
+	l := &Launch{opts: Options{Environ: []string{server.RunTokenEnv + "=parent"}}, token: "this-run"}
+	env := l.childEnv(ChildSpec{Instance: "m"}, "")
+	var got []string
+	for _, kv := range env {
+		if strings.HasPrefix(kv, server.RunTokenEnv+"=") {
+			got = append(got, kv)
+		}
+	}
+	if len(got) != 1 || got[0] != server.RunTokenEnv+"=this-run" {
+		t.Errorf("token entries %v", got)
+	}
+}
+
 func TestSelfPrefixedLinesAreNotPrefixedTwice(t *testing.T) {
 	var out strings.Builder
 	tl := &tail{max: 2}
@@ -522,12 +580,12 @@ func TestSelfPrefixedLinesAreNotPrefixedTwice(t *testing.T) {
 func TestSpinupTimeout(t *testing.T) {
 	f := newFixture(t)
 	writeFile(t, filepath.Join(f.dir, "resources_servers/silent/app.sh"), "#!/bin/sh\nexec sleep 30\n", 0o755)
-	opts := f.options(t, "server_spinup_timeout_seconds: 0.3\n"+server("quiet", "silent", "app.sh"))
+	opts := f.options(t, "server_spinup_timeout_seconds: 0.3\n"+serverYAML("quiet", "silent", "app.sh"))
 	_, err := Start(context.Background(), opts)
 	if err == nil || !strings.Contains(err.Error(), "timed out after 0.3s waiting for servers to become ready: quiet") || !strings.Contains(err.Error(), "++server_spinup_timeout_seconds") {
 		t.Fatalf("err = %v", err)
 	}
-	opts = f.options(t, "server_spinup_timeout_seconds: soon\n"+server("quiet", "silent", "app.sh"))
+	opts = f.options(t, "server_spinup_timeout_seconds: soon\n"+serverYAML("quiet", "silent", "app.sh"))
 	if _, err := Start(context.Background(), opts); err == nil || !strings.Contains(err.Error(), "server_spinup_timeout_seconds must be a number of seconds (0 waits without a limit), got soon") {
 		t.Fatalf("err = %v", err)
 	}
@@ -579,7 +637,7 @@ func TestChildEnvCarriesUVSettings(t *testing.T) {
 		{"++uv_lock_timeout_seconds=900", []string{"UV_LOCK_TIMEOUT=900", "UV_CACHE_DIR=/c"}},
 		{"++uv_lock_timeout_seconds=null", []string{"UV_LOCK_TIMEOUT=77", "UV_CACHE_DIR=/c"}},
 	} {
-		opts := f.options(t, server("quiet", "forking", "app.sh"), tc.override, "++uv_cache_dir=/c")
+		opts := f.options(t, serverYAML("quiet", "forking", "app.sh"), tc.override, "++uv_cache_dir=/c")
 		settings, err := python.FromConfig(opts.Result.Value, opts.Cwd, opts.Environ, opts.LookPath)
 		if err != nil {
 			t.Fatal(err)
