@@ -13,10 +13,16 @@ type Section = server.Section
 // UpstreamOptionsFromConfig reads the keys every Go model server shares
 // from its section, over the defaults: session_key_headers,
 // request_timeout_seconds, connect_timeout_seconds, max_retries,
-// retry_backoff_seconds, retry_max_backoff_seconds, max_concurrent_requests,
-// max_connections_per_host, http2_ping_interval_seconds and
-// http2_ping_timeout_seconds. The caller fills in the address, key and
-// static headers under its own key names.
+// retry_backoff_seconds, retry_max_backoff_seconds, retry_deadline_seconds,
+// max_concurrent_requests, max_connections_per_host,
+// http2_ping_interval_seconds and http2_ping_timeout_seconds. The caller
+// fills in the address, key and static headers under its own key names.
+//
+// NeMo Gym's model servers have no timeout or retry keys at all (their
+// client retries rate limits forever, with no timeouts), so these are
+// gym's own; each is optional, and null means its default.
+// retry_deadline_seconds (default 120, 0 for none) is RetryDeadline: how
+// long after a call's first try a retry may still be waited for.
 func UpstreamOptionsFromConfig(rt *server.Runtime) (UpstreamOptions, error) {
 	s := Section{Instance: rt.Instance, Node: rt.Config}
 	o := DefaultUpstreamOptions()
@@ -33,6 +39,7 @@ func UpstreamOptionsFromConfig(rt *server.Runtime) (UpstreamOptions, error) {
 		{&o.ConnectTimeout, "connect_timeout_seconds"},
 		{&o.BaseBackoff, "retry_backoff_seconds"},
 		{&o.MaxBackoff, "retry_max_backoff_seconds"},
+		{&o.RetryDeadline, "retry_deadline_seconds"},
 		{&o.PingInterval, "http2_ping_interval_seconds"},
 		{&o.PingTimeout, "http2_ping_timeout_seconds"},
 	}

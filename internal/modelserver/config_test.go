@@ -52,6 +52,7 @@ func TestUpstreamOptionsFromConfig(t *testing.T) {
 		"max_connections_per_host: 512",
 		"http2_ping_interval_seconds: 0",
 		"http2_ping_timeout_seconds: 5",
+		"retry_deadline_seconds: 45",
 	)
 	got, err = UpstreamOptionsFromConfig(rt)
 	if err != nil {
@@ -63,7 +64,8 @@ func TestUpstreamOptionsFromConfig(t *testing.T) {
 		MaxRetries: 0, BaseBackoff: 250 * time.Millisecond, MaxBackoff: 8 * time.Second,
 		MaxConcurrentRequests: 64, MaxConnsPerHost: 512,
 		PingInterval: 0, PingTimeout: 5 * time.Second,
-		Logger: rt.Logger,
+		RetryDeadline: 45 * time.Second,
+		Logger:        rt.Logger,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("set\n got %+v\nwant %+v", got, want)
@@ -72,6 +74,10 @@ func TestUpstreamOptionsFromConfig(t *testing.T) {
 	rt, _ = runtimeFor(t, "", "max_concurrent_requests: null", "request_timeout_seconds: null")
 	if got, err := UpstreamOptionsFromConfig(rt); err != nil || got.MaxConcurrentRequests != 0 || got.RequestTimeout != 0 {
 		t.Errorf("null means unlimited: %+v, %v", got, err)
+	}
+	rt, _ = runtimeFor(t, "", "retry_deadline_seconds: 0")
+	if got, err := UpstreamOptionsFromConfig(rt); err != nil || got.RetryDeadline != 0 {
+		t.Errorf("retry_deadline_seconds: 0 turns the deadline off: %+v, %v", got, err)
 	}
 }
 
@@ -87,6 +93,9 @@ func TestUpstreamOptionsFromConfigErrors(t *testing.T) {
 		"connect_timeout_seconds: [1]":             "m.connect_timeout_seconds: a number of seconds",
 		"retry_max_backoff_seconds: 1e99":          "m.retry_max_backoff_seconds: a number of seconds",
 		"max_connections_per_host: 99999999999999": "m.max_connections_per_host: an integer",
+		"retry_deadline_seconds: -5":               "m.retry_deadline_seconds: a number of seconds ≥ 0 is required, got int -5",
+		"retry_deadline_seconds: 2m":               `m.retry_deadline_seconds: a number of seconds ≥ 0 is required, got string "2m"`,
+		"retry_deadline_seconds: true":             "m.retry_deadline_seconds: a number of seconds ≥ 0 is required, got bool",
 	} {
 		rt, _ := runtimeFor(t, "", line)
 		if _, err := UpstreamOptionsFromConfig(rt); err == nil || !strings.Contains(err.Error(), want) {

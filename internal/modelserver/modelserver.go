@@ -52,6 +52,9 @@ type Result struct {
 	Header http.Header // Content-Type, Retry-After and X-Request-Id are relayed
 	Body   []byte
 	Stream io.ReadCloser
+	// URL is the upstream URL the answer came from, secrets redacted, for
+	// log lines about it ("" when it came from no Upstream).
+	URL string
 }
 
 // Backend is a concrete model server. Each method gets the request body as
@@ -72,8 +75,8 @@ func Handler(b Backend, logger *slog.Logger) http.Handler {
 	}
 	h := &handler{logger: logger}
 	mux := http.NewServeMux()
-	mux.Handle("POST /v1/responses", server.Handle(h.route(b.Responses)))
-	mux.Handle("POST /v1/chat/completions", server.Handle(h.route(b.ChatCompletions)))
+	mux.Handle("POST /v1/responses", server.Handle(h.route(responsesAPI, b.Responses)))
+	mux.Handle("POST /v1/chat/completions", server.Handle(h.route(chatAPI, b.ChatCompletions)))
 	mux.Handle("POST /v1/messages", server.Handle(h.messages(b)))
 	return mux
 }
@@ -84,7 +87,7 @@ type handler struct {
 
 type backendCall func(ctx context.Context, body []byte, call CallInfo) (*Result, error)
 
-func (h *handler) route(fn backendCall) server.HandlerFunc {
+func (h *handler) route(api streamAPI, fn backendCall) server.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		body, err := readObject(r)
 		if err != nil {
@@ -92,10 +95,10 @@ func (h *handler) route(fn backendCall) server.HandlerFunc {
 		}
 		res, err := fn(r.Context(), body, callInfo(r, openai.IsStreaming(body)))
 		if err != nil {
-			return h.fail(w, r, err)
+			return h.fail(w, r, err, openAIError)
 		}
 		if res.Stream != nil {
-			return h.relay(w, r, res)
+			return h.relay(w, r, res, api)
 		}
 		copyRelayed(w.Header(), res.Header)
 		w.Header().Set("Content-Length", strconv.Itoa(len(res.Body)))
@@ -127,14 +130,14 @@ func (h *handler) messages(b Backend) server.HandlerFunc {
 		}
 		res, err := b.Responses(r.Context(), req, callInfo(r, false))
 		if err != nil {
-			return h.fail(w, r, err)
+			return h.fail(w, r, err, anthropicGatewayError)
 		}
 		if res.Stream != nil {
 			res.Stream.Close()
 			return errors.New("the backend streamed an answer to a non-streaming Responses call")
 		}
 		if st := statusOf(res); st < 200 || st > 299 {
-			return h.fail(w, r, &StatusError{URL: r.URL.Path, Status: st, Header: res.Header, Body: res.Body, Tries: 1})
+			return h.fail(w, r, &StatusError{URL: r.URL.Path, Status: st, Header: res.Header, Body: res.Body, Tries: 1}, anthropicGatewayError)
 		}
 		// The message names the model the client asked for, as Anthropic's
 		// API does; the Responses answer knows only the upstream's name.
@@ -236,9 +239,9 @@ func copyRelayed(dst, src http.Header) {
 }
 
 // fail answers a backend error: upstream answers pass through with their
-// own status; an upstream that never answered is a gateway error in
-// OpenAI's error shape, which OpenAI clients parse and retry.
-func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) error {
+// own status; an upstream that never answered is a gateway error in the
+// route's error shape (gatewayError), which its clients parse and retry.
+func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error, gatewayError func(typ, msg string) []byte) error {
 	if r.Context().Err() != nil {
 		return err // the client left; Handle logs it quietly
 	}
@@ -258,15 +261,17 @@ func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) error 
 		if te.Timeout {
 			status, typ = http.StatusGatewayTimeout, "upstream_timeout"
 		}
-		writeJSONError(w, status, openAIError(typ, err.Error()))
+		writeJSONError(w, status, gatewayError(typ, err.Error()))
 		return nil
 	}
 	return err
 }
 
-// relay passes a stream through, flushing whatever each read returns so
-// every event reaches the client as soon as the upstream sent it.
-func (h *handler) relay(w http.ResponseWriter, r *http.Request, res *Result) error {
+// relay passes a stream through as it arrives. An event stream goes event
+// by event and is ended properly if the upstream breaks it off
+// (relayEvents); anything else is flushed read by read, and cut off if it
+// breaks.
+func (h *handler) relay(w http.ResponseWriter, r *http.Request, res *Result, api streamAPI) error {
 	defer res.Stream.Close()
 	copyRelayed(w.Header(), res.Header)
 	w.Header().Set("Cache-Control", "no-cache")
@@ -274,6 +279,9 @@ func (h *handler) relay(w http.ResponseWriter, r *http.Request, res *Result) err
 	rc := http.NewResponseController(w)
 	if err := rc.Flush(); err != nil {
 		return ignoreGone(r, err)
+	}
+	if isEventStream(res.Header) {
+		return h.relayEvents(w, r, rc, res, api)
 	}
 	bufp := copyBuffers.Get().(*[]byte)
 	defer copyBuffers.Put(bufp)
@@ -325,4 +333,13 @@ func writeJSONError(w http.ResponseWriter, status int, body []byte) {
 func anthropicError(typ, msg string) []byte {
 	b, _ := json.Marshal(map[string]any{"type": "error", "error": map[string]any{"type": typ, "message": msg}})
 	return b
+}
+
+// anthropicGatewayError is a gateway error as Anthropic's API words it:
+// timeout_error for a 504, api_error otherwise.
+func anthropicGatewayError(typ, msg string) []byte {
+	if typ == "upstream_timeout" {
+		return anthropicError("timeout_error", msg)
+	}
+	return anthropicError("api_error", msg)
 }

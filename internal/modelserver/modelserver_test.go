@@ -145,50 +145,63 @@ func TestHandlerErrors(t *testing.T) {
 }
 
 // A stream reaches the client event by event while the backend is still
-// producing it, and a stream that breaks is cut off, not completed.
+// producing it. An event stream that breaks ends with the API's failure
+// event (see TestRelayEndsTruncatedStreams); any other stream that breaks
+// is cut off, not completed.
 func TestHandlerRelaysStreams(t *testing.T) {
-	events := make(chan string)
-	broken := errors.New("upstream reset")
-	_, url := serveStub(t, func([]byte, CallInfo) (*Result, error) {
-		pr, pw := io.Pipe()
-		go func() {
-			for ev := range events {
-				pw.Write([]byte(ev))
+	for _, contentType := range []string{"text/event-stream", "application/x-ndjson"} {
+		t.Run(contentType, func(t *testing.T) {
+			events := make(chan string)
+			broken := errors.New("upstream reset")
+			_, url := serveStub(t, func([]byte, CallInfo) (*Result, error) {
+				pr, pw := io.Pipe()
+				go func() {
+					for ev := range events {
+						pw.Write([]byte(ev))
+					}
+					pw.CloseWithError(broken)
+				}()
+				return &Result{Header: http.Header{"Content-Type": {contentType}}, Stream: pr}, nil
+			})
+			resp, err := http.Post(url+"/v1/responses", "application/json", strings.NewReader(`{"stream":true}`))
+			if err != nil {
+				t.Fatal(err)
 			}
-			pw.CloseWithError(broken)
-		}()
-		return &Result{Header: http.Header{"Content-Type": {"text/event-stream"}}, Stream: pr}, nil
-	})
-	resp, err := http.Post(url+"/v1/responses", "application/json", strings.NewReader(`{"stream":true}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.Header.Get("Content-Type") != "text/event-stream" {
-		t.Errorf("Content-Type %q", resp.Header.Get("Content-Type"))
-	}
-	br := bufio.NewReader(resp.Body)
-	for i := range 3 {
-		ev := "data: {\"n\":" + string(rune('0'+i)) + "}\n\n"
-		events <- ev
-		got := make(chan string, 1)
-		go func() {
-			line, _ := br.ReadString('\n')
-			blank, _ := br.ReadString('\n')
-			got <- line + blank
-		}()
-		select {
-		case g := <-got:
-			if g != ev {
-				t.Fatalf("event %d: got %q, want %q", i, g, ev)
+			defer resp.Body.Close()
+			if resp.Header.Get("Content-Type") != contentType {
+				t.Errorf("Content-Type %q", resp.Header.Get("Content-Type"))
 			}
-		case <-time.After(2 * time.Second):
-			t.Fatalf("event %d did not arrive while the stream stays open", i)
-		}
-	}
-	close(events)
-	if rest, err := io.ReadAll(br); err == nil {
-		t.Errorf("a broken stream ended cleanly (%q); the client must see it cut off", rest)
+			br := bufio.NewReader(resp.Body)
+			for i := range 3 {
+				ev := "data: {\"n\":" + string(rune('0'+i)) + "}\n\n"
+				events <- ev
+				got := make(chan string, 1)
+				go func() {
+					line, _ := br.ReadString('\n')
+					blank, _ := br.ReadString('\n')
+					got <- line + blank
+				}()
+				select {
+				case g := <-got:
+					if g != ev {
+						t.Fatalf("event %d: got %q, want %q", i, g, ev)
+					}
+				case <-time.After(2 * time.Second):
+					t.Fatalf("event %d did not arrive while the stream stays open", i)
+				}
+			}
+			close(events)
+			rest, err := io.ReadAll(br)
+			if contentType != "text/event-stream" {
+				if err == nil {
+					t.Errorf("a broken stream ended cleanly (%q); the client must see it cut off", rest)
+				}
+				return
+			}
+			if err != nil || !strings.HasPrefix(string(rest), "event: response.failed\n") || !strings.Contains(string(rest), "upstream reset") {
+				t.Errorf("a broken event stream ended with %q, %v; want a response.failed event saying why", rest, err)
+			}
+		})
 	}
 }
 

@@ -29,15 +29,15 @@ const (
 	maxHTTP2Dials = 8
 )
 
-// newTransport returns the round tripper for opts.BaseURL. An http://
-// upstream gets HTTP/1.1 (h2c is never attempted) with no connection cap
-// unless MaxConnsPerHost sets one. For an https:// upstream the first
-// request learns, with one TLS handshake, which protocol the upstream
-// negotiates: HTTP/2 goes through a transport that dials at most
+// newTransport returns the round tripper for u, the upstream's parsed base
+// URL. An http:// upstream gets HTTP/1.1 (h2c is never attempted) with no
+// connection cap unless MaxConnsPerHost sets one. For an https:// upstream
+// the first request learns, with one TLS handshake, which protocol the
+// upstream negotiates: HTTP/2 goes through a transport that dials at most
 // maxHTTP2Dials connections at a time, HTTP/1.1 through one like the
 // http:// transport, since there a connection carries one request at a
 // time.
-func newTransport(opts UpstreamOptions) (http.RoundTripper, error) {
+func newTransport(opts UpstreamOptions, u *url.URL) http.RoundTripper {
 	dialer := &net.Dialer{
 		Timeout: opts.ConnectTimeout,
 		// NeMo Gym's TCP keepalive (idle 60 s, interval 10 s, 3 probes)
@@ -58,12 +58,8 @@ func newTransport(opts UpstreamOptions) (http.RoundTripper, error) {
 		MaxConnsPerHost:     opts.MaxConnsPerHost,
 		IdleConnTimeout:     idleConnTimeout,
 	}
-	u, err := url.Parse(opts.BaseURL)
-	if err != nil {
-		return nil, fmt.Errorf("upstream base URL %q: %w", opts.BaseURL, err)
-	}
 	if u.Scheme != "https" {
-		return h1, nil
+		return h1
 	}
 	dials := maxHTTP2Dials
 	if opts.MaxConnsPerHost > 0 {
@@ -89,7 +85,7 @@ func newTransport(opts UpstreamOptions) (http.RoundTripper, error) {
 		h1: h1, h2: h2, addr: addr,
 		probeDialer:  &tls.Dialer{NetDialer: dialer, Config: cfg},
 		probeTimeout: opts.ConnectTimeout,
-	}, nil
+	}
 }
 
 // protocolSwitch routes each request to the transport for the protocol

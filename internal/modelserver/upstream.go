@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -21,10 +23,15 @@ import (
 // UpstreamOptions configure an Upstream. Fields are used as given;
 // DefaultUpstreamOptions has the defaults the config keys document.
 type UpstreamOptions struct {
-	// BaseURL is the upstream API root including /v1, without a trailing
-	// slash; request paths such as /responses are appended to it.
+	// BaseURL is the upstream API root including /v1; request paths such
+	// as /responses are appended to its path, before any query it has
+	// (https://host/v1?key=k posts to https://host/v1/responses?key=k).
+	// Credentials in it (https://user:password@host/v1) are sent as HTTP
+	// Basic auth, in place of the API key, as curl and httpx send them.
+	// Wherever the URL is shown its secrets are redacted (RedactURL).
 	BaseURL string
-	// APIKey is sent as `Authorization: Bearer <key>` on every request.
+	// APIKey is sent as `Authorization: Bearer <key>` on every request
+	// unless BaseURL carries credentials.
 	APIKey string
 	// Headers are sent on every request, before the session header and
 	// Authorization (openai_default_headers).
@@ -54,6 +61,15 @@ type UpstreamOptions struct {
 	// PingTimeout is how long a ping may go unanswered before the
 	// connection is dropped.
 	PingInterval, PingTimeout time.Duration
+	// RetryDeadline bounds how long a call keeps retrying, counted from
+	// the start of its first try (a wait for a max_concurrent_requests
+	// slot does not count): a wait before the next try that would end past
+	// it is not taken, and the last try's error is returned at once — for
+	// a Retry-After as for a backoff. A try in flight is never cut by it,
+	// since that try may be a long generation the upstream is producing;
+	// RequestTimeout bounds each try. Zero means no deadline, only
+	// MaxRetries.
+	RetryDeadline time.Duration
 	// TLSConfig, when set, replaces the default TLS settings (system roots).
 	TLSConfig *tls.Config
 	// Logger receives a line per retry and per relayed failure.
@@ -66,6 +82,12 @@ const (
 	DefaultMaxRetries     = 10
 	DefaultBaseBackoff    = 500 * time.Millisecond
 	DefaultMaxBackoff     = 60 * time.Second
+	// Two minutes is about what the default tries take against an
+	// upstream that is down (half of the 4 minutes their backoff ceilings
+	// add up to), so the common case is unchanged; what the deadline cuts
+	// is the tail: a run of Retry-After waits could otherwise hold one
+	// call for over an hour (10 retries of up to 10 minutes each).
+	DefaultRetryDeadline = 2 * time.Minute
 	// Pinging after 30 s of silence keeps a connection well inside the
 	// idle limits of load balancers (NVCF's 340 s, 60 s for many others)
 	// while a response is slow to start.
@@ -90,6 +112,7 @@ func DefaultUpstreamOptions() UpstreamOptions {
 		MaxRetries:     DefaultMaxRetries,
 		BaseBackoff:    DefaultBaseBackoff,
 		MaxBackoff:     DefaultMaxBackoff,
+		RetryDeadline:  DefaultRetryDeadline,
 		PingInterval:   DefaultPingInterval,
 		PingTimeout:    DefaultPingTimeout,
 	}
@@ -98,7 +121,8 @@ func DefaultUpstreamOptions() UpstreamOptions {
 // Upstream sends model requests to one OpenAI-compatible endpoint. It is
 // safe for concurrent use.
 type Upstream struct {
-	base           string
+	base           string // the base URL up to its query, with no trailing slash
+	query          string // the base URL's query: "" or "?..."
 	client         *http.Client
 	header         http.Header // shared by requests without a session key; never written
 	sessionHeaders []string
@@ -106,14 +130,28 @@ type Upstream struct {
 	maxRetries     int
 	baseBackoff    time.Duration
 	maxBackoff     time.Duration
+	retryDeadline  time.Duration
 	slots          chan struct{} // nil when unlimited
 	logger         *slog.Logger
+	// The clock and the randomness of waits, replaced in tests.
+	now    func() time.Time
+	sleep  func(context.Context, time.Duration) error
+	jitter func(n int64) int64 // uniform in [0, n)
 }
 
 // NewUpstream checks opts and builds the Upstream with its own transport.
 func NewUpstream(opts UpstreamOptions) (*Upstream, error) {
 	if !strings.HasPrefix(opts.BaseURL, "http://") && !strings.HasPrefix(opts.BaseURL, "https://") {
-		return nil, fmt.Errorf("upstream base URL %q is not an http(s) URL", opts.BaseURL)
+		return nil, fmt.Errorf("upstream base URL %q is not an http(s) URL", RedactURL(opts.BaseURL))
+	}
+	base, query, hasQuery := strings.Cut(opts.BaseURL, "?")
+	base = strings.TrimRight(base, "/")
+	if hasQuery {
+		query = "?" + query
+	}
+	parsed, err := url.Parse(base)
+	if err != nil {
+		return nil, fmt.Errorf("upstream base URL %q: %w", RedactURL(opts.BaseURL), withoutURL(err))
 	}
 	header := http.Header{"Content-Type": {"application/json"}}
 	for _, kv := range opts.Headers {
@@ -129,24 +167,30 @@ func NewUpstream(opts UpstreamOptions) (*Upstream, error) {
 	if strings.ContainsAny(opts.APIKey, "\r\n\x00") {
 		return nil, errors.New("the API key holds a line break or NUL, which an HTTP header cannot carry")
 	}
-	header.Set("Authorization", "Bearer "+opts.APIKey)
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if user := parsed.User; user != nil {
+		password, _ := user.Password()
+		header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(user.Username()+":"+password)))
+		if opts.APIKey != "" {
+			opts.Logger.Info("the upstream base URL carries credentials: they are sent as HTTP Basic auth, in place of the API key", "url", RedactURL(opts.BaseURL))
+		}
+	} else {
+		header.Set("Authorization", "Bearer "+opts.APIKey)
+	}
 	for _, name := range opts.SessionKeyHeaders {
 		if !validHeaderName(name) {
 			return nil, fmt.Errorf("session key header name %q is not a valid HTTP header name", name)
 		}
 		if strings.EqualFold(name, "Authorization") {
-			return nil, errors.New("session key headers cannot include Authorization: it always carries the API key")
+			return nil, errors.New("session key headers cannot include Authorization: it always carries the credentials")
 		}
 	}
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
-	}
-	transport, err := newTransport(opts)
-	if err != nil {
-		return nil, err
-	}
+	transport := newTransport(opts, parsed)
 	u := &Upstream{
-		base: opts.BaseURL,
+		base:  base,
+		query: query,
 		client: &http.Client{
 			Transport: transport,
 			// A redirect would turn a POST into a GET; the caller sees the
@@ -159,7 +203,11 @@ func NewUpstream(opts UpstreamOptions) (*Upstream, error) {
 		maxRetries:     max(opts.MaxRetries, 0),
 		baseBackoff:    opts.BaseBackoff,
 		maxBackoff:     opts.MaxBackoff,
+		retryDeadline:  opts.RetryDeadline,
 		logger:         opts.Logger,
+		now:            time.Now,
+		sleep:          server.Sleep,
+		jitter:         rand.Int64N,
 	}
 	if opts.MaxConcurrentRequests > 0 {
 		u.slots = make(chan struct{}, opts.MaxConcurrentRequests)
@@ -170,7 +218,7 @@ func NewUpstream(opts UpstreamOptions) (*Upstream, error) {
 // StatusError is the upstream's final answer when it is not a 2xx: the
 // handler relays its status, headers and body to the caller unchanged.
 type StatusError struct {
-	URL    string
+	URL    string // secrets redacted
 	Status int
 	Header http.Header
 	Body   []byte
@@ -185,7 +233,7 @@ func (e *StatusError) Error() string {
 // not be reached, dropped the connection, or (Timeout) took longer than
 // request_timeout_seconds or connect_timeout_seconds.
 type TransportError struct {
-	URL     string
+	URL     string // secrets redacted
 	Tries   int
 	Timeout bool
 	Err     error
@@ -203,12 +251,13 @@ func (e *TransportError) Unwrap() error { return e.Err }
 // call.Stream is set (close it to free the request's slot). Anything else
 // is a *StatusError, a *TransportError, or the context's error.
 func (u *Upstream) Post(ctx context.Context, path string, body []byte, call CallInfo) (*Result, error) {
-	url := u.base + path
+	target := u.base + path + u.query
+	shown := RedactURL(target)
 	if u.slots != nil {
 		select {
 		case u.slots <- struct{}{}:
 		case <-ctx.Done():
-			return nil, fmt.Errorf("POST %s: waiting for one of the max_concurrent_requests slots: %w", url, context.Cause(ctx))
+			return nil, fmt.Errorf("POST %s: waiting for one of the max_concurrent_requests slots: %w", shown, context.Cause(ctx))
 		}
 	}
 	release := u.release
@@ -218,24 +267,30 @@ func (u *Upstream) Post(ctx context.Context, path string, body []byte, call Call
 		}
 	}()
 	header := u.headerFor(call)
+	deadline := u.now().Add(u.retryDeadline)
 	for try := 1; ; try++ {
-		res, err := u.attempt(ctx, url, body, header, call.Stream)
+		res, err := u.attempt(ctx, target, shown, body, header, call.Stream)
 		if err == nil {
 			if sb, ok := res.Stream.(*streamBody); ok {
 				sb.release, release = release, nil
 			}
+			res.URL = shown
 			return res, nil
 		}
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("POST %s: %w", url, context.Cause(ctx))
+			return nil, fmt.Errorf("POST %s: %w", shown, context.Cause(ctx))
 		}
 		delay, retry := u.retryDelay(err, try)
 		if !retry {
 			return nil, err
 		}
-		u.logger.Warn("retrying upstream request", "url", url, "try", try, "max_tries", u.maxRetries+1, "delay", delay, "error", err)
-		if err := server.Sleep(ctx, delay); err != nil {
-			return nil, fmt.Errorf("POST %s: %w while waiting to retry", url, err)
+		if u.retryDeadline > 0 && u.now().Add(delay).After(deadline) {
+			u.logger.Warn("not retrying upstream request: the wait would end past retry_deadline_seconds", "url", shown, "try", try, "delay", delay, "retry_deadline", u.retryDeadline, "error", err)
+			return nil, err
+		}
+		u.logger.Warn("retrying upstream request", "url", shown, "try", try, "max_tries", u.maxRetries+1, "delay", delay, "error", err)
+		if err := u.sleep(ctx, delay); err != nil {
+			return nil, fmt.Errorf("POST %s: %w while waiting to retry", shown, err)
 		}
 	}
 }
@@ -259,32 +314,32 @@ func (u *Upstream) headerFor(call CallInfo) http.Header {
 	return h
 }
 
-// attempt is one try. Its error is a *StatusError or a *TransportError with
-// Tries left for Post to fill in.
-func (u *Upstream) attempt(ctx context.Context, url string, body []byte, header http.Header, stream bool) (*Result, error) {
+// attempt is one try of target, which errors name as shown. Its error is a
+// *StatusError or a *TransportError with Tries left for Post to fill in.
+func (u *Upstream) attempt(ctx context.Context, target, shown string, body []byte, header http.Header, stream bool) (*Result, error) {
 	actx, cancel := ctx, context.CancelFunc(func() {})
 	if u.timeout > 0 {
 		actx, cancel = context.WithTimeout(ctx, u.timeout)
 	}
-	req, err := http.NewRequestWithContext(actx, http.MethodPost, url, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(actx, http.MethodPost, target, bytes.NewReader(body))
 	if err != nil {
 		cancel()
-		return nil, fmt.Errorf("POST %s: %w", url, err)
+		return nil, fmt.Errorf("POST %s: %w", shown, withoutURL(err))
 	}
 	req.Header = header
 	resp, err := u.client.Do(req)
 	if err != nil {
 		cancel()
-		return nil, transportError(url, err)
+		return nil, transportError(shown, withoutURL(err))
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		data, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		resp.Body.Close()
 		cancel()
 		if err != nil {
-			return nil, transportError(url, fmt.Errorf("HTTP %d, reading the body: %w", resp.StatusCode, err))
+			return nil, transportError(shown, fmt.Errorf("HTTP %d, reading the body: %w", resp.StatusCode, err))
 		}
-		return nil, &StatusError{URL: url, Status: resp.StatusCode, Header: resp.Header, Body: data}
+		return nil, &StatusError{URL: shown, Status: resp.StatusCode, Header: resp.Header, Body: data}
 	}
 	if stream {
 		return &Result{Status: resp.StatusCode, Header: resp.Header, Stream: &streamBody{ReadCloser: resp.Body, done: cancel}}, nil
@@ -293,21 +348,31 @@ func (u *Upstream) attempt(ctx context.Context, url string, body []byte, header 
 	resp.Body.Close()
 	cancel()
 	if err != nil {
-		return nil, transportError(url, fmt.Errorf("HTTP %d, reading the body: %w", resp.StatusCode, err))
+		return nil, transportError(shown, fmt.Errorf("HTTP %d, reading the body: %w", resp.StatusCode, err))
 	}
 	return &Result{Status: resp.StatusCode, Header: resp.Header, Body: data}, nil
 }
 
-func transportError(url string, err error) *TransportError {
+func transportError(shown string, err error) *TransportError {
 	var ne net.Error
-	return &TransportError{URL: url, Err: err, Timeout: errors.As(err, &ne) && ne.Timeout()}
+	return &TransportError{URL: shown, Err: err, Timeout: errors.As(err, &ne) && ne.Timeout()}
+}
+
+// withoutURL drops the *url.Error around err: it quotes the URL with its
+// query, and so with any key in it, and the caller names the URL itself.
+func withoutURL(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
 }
 
 // retryDelay decides whether try failed in a way worth another try, and how
-// long to wait first: rate limits and gateway errors (429, 502, 503, 504,
-// 520) and connection failures are retried up to the cap, a 500 up to 3
-// tries in all, with exponential backoff and full jitter, or as long as a
-// Retry-After asks. It fills in the error's tries.
+// long to wait first: timeouts, rate limits and gateway errors (408, 429,
+// 502, 503, 504, 520) and connection failures are retried up to the cap, a
+// 500 up to 3 tries in all, with exponential backoff and full jitter, or as
+// long as a Retry-After asks. It fills in the error's tries.
 func (u *Upstream) retryDelay(err error, try int) (time.Duration, bool) {
 	var se *StatusError
 	var te *TransportError
@@ -318,13 +383,13 @@ func (u *Upstream) retryDelay(err error, try int) (time.Duration, bool) {
 		if kind == "" || try > u.maxRetries || (kind == "server_error" && try >= serverErrorTries) {
 			return 0, false
 		}
-		if wait, ok := server.RetryAfter(se.Header, time.Now()); ok {
+		if wait, ok := server.RetryAfter(se.Header, u.now()); ok {
 			if wait > server.MaxRetryAfter {
 				return 0, false
 			}
 			// Jitter on top keeps a crowd of clients told the same time
 			// from returning at once.
-			return wait + time.Duration(rand.Int64N(int64(u.baseBackoff)+1)), true
+			return wait + time.Duration(u.jitter(int64(u.baseBackoff)+1)), true
 		}
 		return u.backoff(try), true
 	case errors.As(err, &te):
@@ -345,14 +410,16 @@ func (u *Upstream) backoff(try int) time.Duration {
 		ceiling *= 2
 	}
 	ceiling = min(ceiling, u.maxBackoff)
-	return time.Duration(rand.Int64N(int64(ceiling) + 1))
+	return time.Duration(u.jitter(int64(ceiling) + 1))
 }
 
 // retryableStatus classifies statuses as NeMo Gym's model client does:
-// rate limits and gateway failures are transient, a 500 may be.
+// rate limits and gateway failures are transient, a 500 may be. A 408 is
+// transient too, as OpenAI's SDKs treat it (NeMo Gym fails it at once);
+// every other 4xx would only be refused again.
 func retryableStatus(code int) string {
 	switch code {
-	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout, 520:
+	case http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout, 520:
 		return "rate_limit"
 	case http.StatusInternalServerError:
 		return "server_error"

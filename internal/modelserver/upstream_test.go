@@ -28,6 +28,7 @@ type scripted struct {
 
 type recorded struct {
 	path   string
+	query  string
 	header http.Header
 	body   string
 }
@@ -35,7 +36,7 @@ type recorded struct {
 func (s *scripted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	s.mu.Lock()
-	s.requests = append(s.requests, recorded{path: r.URL.Path, header: r.Header.Clone(), body: string(body)})
+	s.requests = append(s.requests, recorded{path: r.URL.Path, query: r.URL.RawQuery, header: r.Header.Clone(), body: string(body)})
 	step := s.steps[min(len(s.requests)-1, len(s.steps)-1)]
 	s.mu.Unlock()
 	step(w, r)

@@ -245,11 +245,31 @@ func streamableReasoning(item gjson.Result) bool {
 // carrying message. It is sent with HTTP 200, since the stream has started
 // by the time a client reads the failure (NeMo Gym does the same).
 func FailedResponsesSSE(message string) []byte {
-	id := quote(newID("resp_"))
+	created := `{"id":` + quote(newID("resp_")) + `,"object":"response","status":"in_progress","output":[]}`
 	w := &sseWriter{}
-	w.event("response.created", kv{"response", `{"id":` + id + `,"object":"response","status":"in_progress","output":[]}`})
+	w.event("response.created", kv{"response", created})
+	return append(w.b, FailedResponseEvent([]byte(created), w.seq, message)...)
+}
+
+// FailedResponseEvent is the response.failed event that ends a stream cut
+// short after the client has seen part of it: response is the Responses
+// object as the stream last showed it (from response.created or
+// response.in_progress), which gets status failed and a server_error
+// carrying message, every other member (output included) left as it was,
+// so the client's view of the response stays whole; seq is the event's
+// sequence_number, the one after the last event sent. Without a valid
+// response object a minimal one with a new id stands in.
+func FailedResponseEvent(response []byte, seq int64, message string) []byte {
 	errObj := `{"code":"server_error","message":` + quote(message) + `}`
-	w.event("response.failed", kv{"response", `{"id":` + id + `,"object":"response","status":"failed","output":[],"error":` + errObj + `}`})
+	var failed string
+	if _, err := parseObject(response, "response"); err == nil {
+		failed, _ = sjson.SetRaw(string(response), "status", `"failed"`) // response is a valid object
+		failed, _ = sjson.SetRaw(failed, "error", errObj)
+	} else {
+		failed = `{"id":` + quote(newID("resp_")) + `,"object":"response","status":"failed","output":[],"error":` + errObj + `}`
+	}
+	w := &sseWriter{seq: seq}
+	w.event("response.failed", kv{"response", failed})
 	return w.b
 }
 
@@ -264,8 +284,7 @@ func FailedResponsesSSE(message string) []byte {
 func SynthesizeChatSSE(chat []byte, includeUsage bool) []byte {
 	root, err := parseObject(chat, "chat completion")
 	if err != nil {
-		errObj := `{"error":{"message":` + quote("the model server produced an invalid chat completion: "+err.Error()) + `,"type":"server_error"}}`
-		return []byte("data: " + errObj + "\n\ndata: [DONE]\n\n")
+		return ChatErrorSSE("the model server produced an invalid chat completion: " + err.Error())
 	}
 	base := newObject(256)
 	if v := root.Get("id"); v.Exists() {
@@ -364,4 +383,12 @@ func SynthesizeChatSSE(chat []byte, includeUsage bool) []byte {
 		b = append(b, "\n\n"...)
 	}
 	return append(b, "data: [DONE]\n\n"...)
+}
+
+// ChatErrorSSE ends a Chat Completions stream that failed: a data chunk in
+// OpenAI's error shape, which OpenAI's SDKs raise as the stream's error,
+// then `data: [DONE]` for clients that only wait for it, as vLLM ends a
+// stream that failed.
+func ChatErrorSSE(message string) []byte {
+	return []byte(`data: {"error":{"message":` + quote(message) + `,"type":"server_error","param":null,"code":null}}` + "\n\ndata: [DONE]\n\n")
 }

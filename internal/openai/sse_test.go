@@ -363,6 +363,41 @@ func TestFailedResponsesSSE(t *testing.T) {
 	}
 }
 
+// A stream cut short ends with response.failed on the response it had
+// shown: the same object with status failed and the error, every other
+// member kept, numbered after the last event the client saw.
+func TestFailedResponseEvent(t *testing.T) {
+	shown := `{"id":"resp_up","object":"response","status":"in_progress","model":"m","output":[],"metadata":{"k":"v"}}`
+	events := parseSSE(t, FailedResponseEvent([]byte(shown), 7, "cut <short>"))
+	if len(events) != 1 || events[0].name != "response.failed" {
+		t.Fatalf("events: %+v", events)
+	}
+	failed := gjson.ParseBytes(events[0].data)
+	want := `{"id":"resp_up","object":"response","status":"failed","model":"m","output":[],"metadata":{"k":"v"},"error":{"code":"server_error","message":"cut <short>"}}`
+	if failed.Get("type").Str != "response.failed" || failed.Get("sequence_number").Int() != 7 || failed.Get("response").Raw != want {
+		t.Errorf("got %s, want sequence 7 and response %s", events[0].data, want)
+	}
+	for _, none := range [][]byte{nil, []byte(`{"id":`), []byte(`[1]`)} {
+		events := parseSSE(t, FailedResponseEvent(none, 0, "m"))
+		r := gjson.ParseBytes(events[0].data).Get("response")
+		if len(events) != 1 || !strings.HasPrefix(r.Get("id").Str, "resp_") || r.Get("status").Str != "failed" || r.Get("error.message").Str != "m" {
+			t.Errorf("without a usable response (%q): %+v", none, events)
+		}
+	}
+}
+
+// A failed chat stream ends as OpenAI's SDKs expect an error: a data chunk
+// whose error they raise, then [DONE].
+func TestChatErrorSSE(t *testing.T) {
+	events := parseSSE(t, ChatErrorSSE(`engine "died"`))
+	if len(events) != 2 || string(events[1].data) != "[DONE]" {
+		t.Fatalf("events: %+v", events)
+	}
+	if got, want := string(events[0].data), `{"error":{"message":"engine \"died\"","type":"server_error","param":null,"code":null}}`; got != want {
+		t.Errorf("error chunk %s, want %s", got, want)
+	}
+}
+
 const chatForSSE = `{"id":"chatcmpl-7","object":"chat.completion","created":1730000000,"model":"m","system_fingerprint":"fp","prompt_token_ids":[1,2],"choices":[{"index":0,"message":{"role":"assistant","content":"The answer <b>is</b> 4.","reasoning_content":"2+2","tool_calls":[{"id":"call_1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}},{"id":"call_2","type":"function","function":{"name":"g","arguments":"{}"}}]},"logprobs":{"content":[{"token":"The","logprob":-0.1,"bytes":[84,104,101],"top_logprobs":[]}]},"token_ids":[9],"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":10,"completion_tokens":7,"total_tokens":17,"prompt_tokens_details":{"cached_tokens":0}}}`
 
 func TestSynthesizeChatSSE(t *testing.T) {

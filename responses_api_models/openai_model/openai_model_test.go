@@ -160,12 +160,13 @@ func TestStreamingPassThrough(t *testing.T) {
 	up := newFakeUpstream(t)
 	gym := startGym(t, up.URL)
 	reasoningItem := `event: response.output_item.done` + "\n" + `data: {"type":"response.output_item.done","output_index":1,"item":{"type":"reasoning","content":[{"type":"output_text","text":"t"}]}}` + "\n\n"
+	completed := responsesEvents[len(responsesEvents)-1]
 	for _, tt := range []struct {
 		path   string
 		events []string
 		want   []string
 	}{
-		{"/v1/responses", append(responsesEvents[:2:2], reasoningItem), append(responsesEvents[:2:2], strings.Replace(reasoningItem, "output_text", "reasoning_text", 1))},
+		{"/v1/responses", append(responsesEvents[:2:2], reasoningItem, completed), append(responsesEvents[:2:2], strings.Replace(reasoningItem, "output_text", "reasoning_text", 1), completed)},
 		{"/v1/chat/completions", chatEvents, chatEvents},
 	} {
 		t.Run(tt.path, func(t *testing.T) {

@@ -71,12 +71,13 @@ func TestWithSimpleAgent(t *testing.T) {
 	}
 }
 
-// A row no recording answers fails its rollout, and the failure says why.
+// A row no recording answers fails its rollout with the model's 404, kept
+// hop by hop so that nothing retries it, and the failure says why.
 func TestWithSimpleAgentMiss(t *testing.T) {
 	agentURL := startEnvironment(t, exampleRollouts)
 	row := readJSONL(t, exampleRows)[0]
 	status, out := post(t, agentURL+"/run", must(sjson.Set(row.Raw, "responses_create_params.input.1.content", "what's it like in nyc?")))
-	if status != http.StatusInternalServerError || !strings.Contains(out, "replay_not_found") || !strings.Contains(out, "what's it like in nyc?") {
+	if status != http.StatusNotFound || !strings.Contains(out, "replay_not_found") || !strings.Contains(out, "what's it like in nyc?") {
 		t.Errorf("/run: HTTP %d %s", status, out)
 	}
 }
