@@ -279,7 +279,7 @@ func applyHeldOverride(held *tree.Node, name, agentType string, composed *tree.N
 	if over == nil || over.Kind != tree.Map {
 		return nil
 	}
-	at := agentPath(name, agentType)
+	at := trailOf(agentPath(name, agentType))
 	if err := checkFieldsExist(composed, over, at, agentType); err != nil {
 		return err
 	}
@@ -290,17 +290,17 @@ func applyHeldOverride(held *tree.Node, name, agentType string, composed *tree.N
 // checkFieldsExist rejects a field of src that dst, at the same place, does
 // not have: an override of a composed agent may only change what the agent
 // declares (OmegaConf struct mode in NeMo Gym).
-func checkFieldsExist(dst, src *tree.Node, at Path, agentType string) error {
+func checkFieldsExist(dst, src *tree.Node, at *trail, agentType string) error {
 	for _, e := range src.Entries {
 		d := dst.Get(e.Key)
 		if d == nil {
 			return errorf(ClassOverride, e.Value.Origin,
 				"Could not override '%s': Key '%s' is not in the config of the agent composed onto this instance ('%s' declares no such field). "+
 					"Override only the fields it declares (gym env resolve shows them), or set it on the '%s' agent config before it is composed",
-				at.Key(e.Key), e.Key, agentType, agentType)
+				at.key(e.Key, nil), e.Key, agentType, agentType)
 		}
 		if d.Kind == tree.Map && e.Value.Kind == tree.Map {
-			if err := checkFieldsExist(d, e.Value, at.Key(e.Key), agentType); err != nil {
+			if err := checkFieldsExist(d, e.Value, at.key(e.Key, nil), agentType); err != nil {
 				return err
 			}
 		}

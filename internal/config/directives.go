@@ -22,21 +22,45 @@ const (
 // re-processed), while a source's parent must still exist in the live tree
 // and inherit removes the source from it.
 func applyDirectives(root *tree.Node) error {
+	// Most configs have none, and the snapshot is a copy of everything.
+	if !hasDirectives(root) {
+		return nil
+	}
 	d := directiveWalk{root: root, snapshot: root.Clone()}
 	return d.walkMap(root, nil)
+}
+
+// hasDirectives reports whether the walk would find anything to do below n.
+func hasDirectives(n *tree.Node) bool {
+	for _, e := range n.Entries {
+		switch v := e.Value; {
+		case e.Key == inheritKey || e.Key == copyKey || e.Key == deleteKey:
+			return true
+		case v.Kind == tree.String && (isDirectiveString(v.Str, inheritPrefix) || isDirectiveString(v.Str, copyPrefix)):
+			return true
+		case hasDirectives(v):
+			return true
+		}
+	}
+	for _, it := range n.Items {
+		if hasDirectives(it) {
+			return true
+		}
+	}
+	return false
 }
 
 type directiveWalk struct {
 	root, snapshot *tree.Node
 }
 
-func (d *directiveWalk) walkMap(m *tree.Node, at Path) error {
+func (d *directiveWalk) walkMap(m *tree.Node, at *trail) error {
 	for _, key := range m.Keys() {
 		v := m.Get(key)
 		if v == nil { // moved away by an earlier inherit in this walk
 			continue
 		}
-		here := at.Key(key)
+		here := at.key(key, nil)
 		switch {
 		case v.Kind == tree.String && isDirectiveString(v.Str, inheritPrefix):
 			src, err := d.take(v.Str[len(inheritPrefix):len(v.Str)-1], v.Origin)
@@ -69,14 +93,14 @@ func (d *directiveWalk) walkMap(m *tree.Node, at Path) error {
 // walkList enters maps inside lists, but as upstream does, neither directive
 // strings in the list nor a list element's own _inherit_from/_copy are applied:
 // only the element's children are.
-func (d *directiveWalk) walkList(l *tree.Node, at Path) error {
+func (d *directiveWalk) walkList(l *tree.Node, at *trail) error {
 	for i, it := range l.Items {
 		var err error
 		switch it.Kind {
 		case tree.Map:
-			err = d.walkMap(it, at.Index(i))
+			err = d.walkMap(it, at.index(i, nil))
 		case tree.List:
-			err = d.walkList(it, at.Index(i))
+			err = d.walkList(it, at.index(i, nil))
 		}
 		if err != nil {
 			return err
@@ -87,7 +111,7 @@ func (d *directiveWalk) walkList(l *tree.Node, at Path) error {
 
 // mapDirective handles one map value that may carry _inherit_from, _copy or
 // _delete_key, and returns what replaces it.
-func (d *directiveWalk) mapDirective(v *tree.Node, at Path) (*tree.Node, error) {
+func (d *directiveWalk) mapDirective(v *tree.Node, at *trail) (*tree.Node, error) {
 	source, sourceKey := v.Get(inheritKey), inheritKey
 	if source == nil {
 		source, sourceKey = v.Get(copyKey), copyKey
@@ -99,20 +123,22 @@ func (d *directiveWalk) mapDirective(v *tree.Node, at Path) (*tree.Node, error) 
 	var toDelete []string
 	if del != nil {
 		if del.Kind != tree.String {
-			return nil, errorf(ClassConfig, del.Origin, "'%s' must be a comma-separated string of keys, got a %s", at.Key(deleteKey), del.Kind)
+			return nil, errorf(ClassConfig, del.Origin, "'%s' must be a comma-separated string of keys, got a %s", at.key(deleteKey, nil), del.Kind)
 		}
 		v.Delete(deleteKey)
+		var keys []string
 		for _, k := range strings.Split(del.Str, ",") {
-			if k = strings.TrimSpace(k); k != "" && !v.Delete(k) {
-				toDelete = append(toDelete, k)
+			if k = strings.TrimSpace(k); k != "" {
+				keys = append(keys, k)
 			}
 		}
+		toDelete = v.DeleteAll(keys)
 	}
 	if source == nil {
 		return v, d.walkMap(v, at)
 	}
 	if source.Kind != tree.String {
-		return nil, errorf(ClassConfig, source.Origin, "'%s' must be a dotted path string such as 'test_resource', got a %s", at.Key(sourceKey), source.Kind)
+		return nil, errorf(ClassConfig, source.Origin, "'%s' must be a dotted path string such as 'test_resource', got a %s", at.key(sourceKey, nil), source.Kind)
 	}
 	v.Delete(sourceKey)
 	if err := d.walkMap(v, at); err != nil {
@@ -132,12 +158,10 @@ func (d *directiveWalk) mapDirective(v *tree.Node, at Path) (*tree.Node, error) 
 	if err != nil {
 		return nil, err
 	}
-	for _, k := range toDelete {
-		if !out.Delete(k) {
-			return nil, errorf(ClassConfig, del.Origin,
-				"'%s' lists '%s', which is neither in '%s' nor in what it takes from '%s'. Remove it from %s",
-				at.Key(deleteKey), k, at, source.Str, deleteKey)
-		}
+	if missing := out.DeleteAll(toDelete); len(missing) > 0 {
+		return nil, errorf(ClassConfig, del.Origin,
+			"'%s' lists '%s', which is neither in '%s' nor in what it takes from '%s'. Remove it from %s",
+			at.key(deleteKey, nil), missing[0], at, source.Str, deleteKey)
 	}
 	return out, nil
 }

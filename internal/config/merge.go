@@ -14,7 +14,7 @@ func isMissing(n *tree.Node) bool { return n != nil && n.Kind == tree.String && 
 // key by key (a's order, new keys appended); lists and scalars replace; a
 // MISSING value never erases a set one. OmegaConf refuses to merge a map
 // with a list either way round; so do we, naming both places.
-func merge(a, b *tree.Node, at Path) (*tree.Node, error) {
+func merge(a, b *tree.Node, at *trail) (*tree.Node, error) {
 	if isMissing(b) && a != nil {
 		return a, nil
 	}
@@ -36,7 +36,7 @@ func merge(a, b *tree.Node, at Path) (*tree.Node, error) {
 			a.SetEntry(e)
 			continue
 		}
-		merged, err := merge(old, e.Value, at.Key(e.Key))
+		merged, err := merge(old, e.Value, at.key(e.Key, nil))
 		if err != nil {
 			return nil, err
 		}

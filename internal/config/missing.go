@@ -10,21 +10,25 @@ import (
 // checkMissing reports every leaf still '???' after merging and directives,
 // in document order, with the override that would fill each.
 func checkMissing(root *tree.Node) error {
-	var paths []Path
+	var paths []*trail
 	var where []tree.Origin
-	var walk func(n *tree.Node, at Path)
-	walk = func(n *tree.Node, at Path) {
+	var walk func(n *tree.Node, at *trail)
+	walk = func(n *tree.Node, at *trail) {
 		switch {
 		case isMissing(n):
 			paths = append(paths, at)
 			where = append(where, n.Origin)
 		case n.Kind == tree.Map:
 			for _, e := range n.Entries {
-				walk(e.Value, at.Key(e.Key))
+				if !e.Value.IsScalar() || isMissing(e.Value) {
+					walk(e.Value, at.key(e.Key, nil))
+				}
 			}
 		case n.Kind == tree.List:
 			for i, it := range n.Items {
-				walk(it, at.Index(i))
+				if !it.IsScalar() || isMissing(it) {
+					walk(it, at.index(i, nil))
+				}
 			}
 		}
 	}

@@ -27,6 +27,10 @@ type Env struct {
 	MachineIP func() (string, error) // for use_absolute_ip
 	Now       func() time.Time       // for ${now:...}
 	Warnings  io.Writer              // notices and warnings (never stdout: output must stay parseable)
+
+	// work is what the resolvers of one Load or one Resolved may do
+	// between them; nil gives each resolver its own.
+	work *workBudget
 }
 
 // Request says what to load.
@@ -53,6 +57,7 @@ type Result struct {
 // Load runs NeMo Gym's parse pipeline (spec/config.md §1).
 func Load(ctx context.Context, env Env, req Request) (*Result, error) {
 	env = env.withDefaults()
+	env.work = &workBudget{}
 	cli, err := override.ParseAll(req.Overrides)
 	if err != nil {
 		return nil, redactOverrideError(err)
@@ -114,22 +119,34 @@ func Load(ctx context.Context, env Env, req Request) (*Result, error) {
 	if err := applyLegacyAgentAliases(cfg, env); err != nil {
 		return nil, err
 	}
+	// Files and overrides are each bounded, but a directive puts one
+	// subtree inside another.
+	if deep := tree.TooDeep(cfg, 1); deep != nil {
+		return nil, errorf(ClassConfig, deep.Origin,
+			"the merged config reaches %s once _inherit_from and _copy are applied; NeMo Gym fails on it too, at Python's recursion limit", tree.DepthProblem())
+	}
 	if err := checkMissing(cfg); err != nil {
 		return nil, err
 	}
 	res := &Result{Config: cfg, env: env}
-	r := newResolver(cfg, env)
+	res.env.work = nil // each later use of the result gets a budget of its own
 	if err := foldDummyModel(cfg); err != nil {
 		return nil, err
 	}
+	r := newResolver(cfg, env)
+	// Nothing changes the tree until defaults are filled, so each value
+	// need be resolved only once until then.
+	r.memo = map[*tree.Node]memoEntry{}
+	var top *trail
 	for _, e := range cfg.Entries {
-		if _, err := r.value(e.Value, Path{{Key: e.Key}}); err != nil {
+		if _, err := r.valueAt(e.Value, top.key(e.Key, e.Value)); err != nil {
 			return nil, err
 		}
 	}
 	if err := res.findServers(r); err != nil {
 		return nil, err
 	}
+	r.memo = nil
 	if err := res.fillDefaults(r, req.Offline); err != nil {
 		return nil, err
 	}
@@ -343,7 +360,7 @@ func foldDummyModel(cfg *tree.Node) error {
 				"'%s' holds the placeholder dummy_model next to other keys but no real model implementation; give it one under %s", e.Key, ModelsType)
 		}
 		first := &models.Entries[0]
-		merged, err := merge(dummy, first.Value, Path{{Key: e.Key}, {Key: ModelsType}, {Key: first.Key}})
+		merged, err := merge(dummy, first.Value, trailOf(Path{{Key: e.Key}, {Key: ModelsType}, {Key: first.Key}}))
 		if err != nil {
 			return err
 		}
@@ -360,18 +377,20 @@ func foldDummyModel(cfg *tree.Node) error {
 // (URL passwords, Bearer / Basic credentials), whatever its key.
 func (r *Result) Resolved(hideSecrets bool) (*tree.Node, error) {
 	cfg := r.Config.Clone()
+	env := r.env
+	env.work = &workBudget{}
 	if hideSecrets {
 		redactOrigins(cfg, map[string]string{})
-		rv := newResolver(cfg, r.env)
-		rv.memo = map[string]*tree.Node{}
+		rv := newResolver(cfg, env)
+		rv.memo = map[*tree.Node]memoEntry{}
 		if err := readAsMasking(rv, cfg, nil); err != nil {
 			return nil, err
 		}
 		maskSecrets(cfg)
 	}
-	rv := newResolver(cfg, r.env)
-	rv.memo = map[string]*tree.Node{}
-	out, err := rv.full(cfg, nil)
+	rv := newResolver(cfg, env)
+	rv.memo = map[*tree.Node]memoEntry{}
+	out, _, err := rv.fullAt(cfg, nil)
 	if err != nil || !hideSecrets {
 		return out, err
 	}

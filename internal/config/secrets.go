@@ -146,45 +146,44 @@ func maskSecrets(n *tree.Node) {
 // item of a list it walks. NeMo Gym's walk reads values the same way, so an
 // unresolvable secret fails `env resolve` there although it would print
 // masked; items of a list under a secret key are only counted, not read.
-func readAsMasking(rv *resolver, n *tree.Node, at Path) error {
+func readAsMasking(rv *resolver, n *tree.Node, at *trail) error {
 	switch n.Kind {
 	case tree.Map:
 		for _, e := range n.Entries {
-			if e.Value.Kind == tree.List && IsSecretKey(e.Key) {
+			if (e.Value.Kind == tree.List && IsSecretKey(e.Key)) || (e.Value.IsScalar() && !hasInterpolation(e.Value)) {
 				continue
 			}
-			if err := readAsMasking(rv, e.Value, at.Key(e.Key)); err != nil {
+			if err := readAsMasking(rv, e.Value, at.key(e.Key, e.Value)); err != nil {
 				return err
 			}
 		}
 	case tree.List:
 		for i, it := range n.Items {
+			if it.IsScalar() && !hasInterpolation(it) {
+				continue
+			}
 			if it.Kind == tree.Map {
-				if err := readAsMasking(rv, it, at.Index(i)); err != nil {
+				if err := readAsMasking(rv, it, at.index(i, it)); err != nil {
 					return err
 				}
 				continue
 			}
-			if _, err := rv.value(it, at.Index(i)); err != nil {
+			if _, err := rv.valueAt(it, at.index(i, it)); err != nil {
 				return err
 			}
 		}
 	default:
-		_, err := rv.value(n, at)
+		_, err := rv.valueAt(n, at)
 		return err
 	}
 	return nil
 }
 
-// secretPath reports whether the value at p is masked: its nearest key
+// secretPath reports whether the value at at is masked: its nearest key
 // names a secret.
-func secretPath(p Path) bool {
-	for i := len(p) - 1; i >= 0; i-- {
-		if !p[i].IsIndex {
-			return IsSecretKey(p[i].Key)
-		}
-	}
-	return false
+func secretPath(at *trail) bool {
+	k, ok := at.lastKey()
+	return ok && IsSecretKey(k)
 }
 
 func masked(n *tree.Node) *tree.Node {

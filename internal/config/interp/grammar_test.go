@@ -2,9 +2,12 @@ package interp
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/nemo-gym-go/gym/internal/config/tree"
 )
 
 // checkOutcome compares a result with an expectation from the OmegaConf
@@ -221,16 +224,34 @@ func TestParseErrors(t *testing.T) {
 }
 
 func TestParseDepthLimit(t *testing.T) {
-	deep := strings.Repeat("${a.", maxDepth+1) + "b" + strings.Repeat("}", maxDepth+1)
-	if _, err := Parse(deep); err == nil || !strings.Contains(err.Error(), "levels deep") {
-		t.Errorf("got %v", err)
-	}
-	ok := strings.Repeat("${a.", maxDepth-1) + "b" + strings.Repeat("}", maxDepth-1)
-	if _, err := Parse(ok); err != nil {
+	nested := func(n int) string { return strings.Repeat("${a.", n) + "b" + strings.Repeat("}", n) }
+	if _, err := Parse(nested(tree.MaxDepth)); err != nil {
 		t.Error(err)
 	}
-	if _, err := DecodeString(strings.Repeat("[", 10*maxDepth), nil); err == nil {
+	_, err := Parse(nested(tree.MaxDepth + 1))
+	if ge, ok := errors.AsType[*GrammarError](err); !ok || ge.Msg != tree.DepthProblem() || ge.Pos != 4*tree.MaxDepth {
+		t.Errorf("got %v", err)
+	}
+	if _, err := DecodeString(strings.Repeat("[", 10*tree.MaxDepth), nil); err == nil {
 		t.Error("deep list accepted")
+	}
+}
+
+// TestDictManyKeys checks that keys equal in Python or in text share a
+// slot however many keys come before them.
+func TestDictManyKeys(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("${test:{")
+	for i := range 3000 {
+		fmt.Fprintf(&b, "k%d: %d, ", i, i)
+	}
+	b.WriteString("1: one, true: yes, 1.0: float, k7: again}}")
+	v, err := evalString(t, newFakeEnv(), b.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Len() != 3001 || v.Get("k7").Str != "again" || v.Get("1").Str != "float" || v.Entries[3000].KeyKind != tree.Int {
+		t.Errorf("got %d keys, k7=%#v, 1=%#v (%s)", v.Len(), v.Get("k7"), v.Get("1"), v.Entries[v.Len()-1].KeyKind)
 	}
 }
 

@@ -10,11 +10,6 @@ import (
 	"github.com/nemo-gym-go/gym/internal/config/tree"
 )
 
-// maxDepth bounds nesting of interpolations, lists and dicts. OmegaConf
-// would hit Python's recursion limit long before; the bound keeps hostile
-// input from growing the stack without limit.
-const maxDepth = 500
-
 // Parse parses a config string value in OmegaConf's top-level mode. A
 // string without "${" is returned as one literal part (OmegaConf never
 // parses those, so backslashes in them are not escapes); "" gives a
@@ -85,10 +80,13 @@ func (p *parser) expect(k tokKind, want string) error {
 	return nil
 }
 
+// enter nests an interpolation, list or dict. OmegaConf hits Python's
+// recursion limit long before tree.MaxDepth; the bound keeps hostile input
+// from growing the stack without limit.
 func (p *parser) enter() error {
 	p.depth++
-	if p.depth > maxDepth {
-		return p.fail(p.peek(), "nested more than %d levels deep", maxDepth)
+	if p.depth > tree.MaxDepth {
+		return p.fail(p.peek(), "%s", tree.DepthProblem())
 	}
 	return nil
 }
@@ -372,7 +370,7 @@ func (p *parser) dict() (*Element, error) {
 		p.pos++
 		return e, nil
 	}
-	var keys []*tree.Node // distinct keys so far, in order
+	var slots keySlots
 	for {
 		key, err := p.dictKey()
 		if err != nil {
@@ -389,18 +387,7 @@ func (p *parser) dict() (*Element, error) {
 			return nil, err
 		}
 		e.Entries = append(e.Entries, DictEntry{Key: keyText(key), KeyKind: key.Kind, Value: v})
-		slot := len(keys)
-		for j, k := range keys {
-			// tree keys are text, so "1" and 1 must share a slot too.
-			if pyKeyEqual(k, key) || keyText(k) == keyText(key) {
-				slot = j
-				break
-			}
-		}
-		if slot == len(keys) {
-			keys = append(keys, key)
-		}
-		e.slots = append(e.slots, slot)
+		e.slots = append(e.slots, slots.of(key))
 		if p.peekKind(0) != tComma {
 			return e, p.expect(tBraceClose, "',' or '}'")
 		}
@@ -436,13 +423,64 @@ func (p *parser) dictKey() (*tree.Node, error) {
 	return tree.NewString(b.String()), nil
 }
 
-// pyKeyEqual is Python's == on dict keys: numbers compare by value across
-// bool, int and float (True, 1 and 1.0 are one key), nan equals nothing.
-func pyKeyEqual(a, b *tree.Node) bool {
-	if eq, numeric := tree.NumbersEqual(a, b); numeric {
-		return eq
+// keySlots numbers a dict's distinct keys in order. A key shares the slot
+// of the first earlier key equal to it under Python's == (numbers by value
+// across bool, int and float, so True, 1 and 1.0 are one key; nan equals
+// nothing) or with the same text, since tree keys are text and cannot tell
+// "null" from null. Both are looked up by hash, so many keys stay linear.
+type keySlots struct {
+	n        int
+	byText   map[string]int
+	byNumber map[string]int
+}
+
+func (s *keySlots) of(key *tree.Node) int {
+	if s.byText == nil {
+		s.byText, s.byNumber = map[string]int{}, map[string]int{}
 	}
-	return a.Kind == b.Kind && a.Str == b.Str
+	text := keyText(key)
+	num, numeric := numberKey(key)
+	slot, ok := s.byText[text]
+	if numeric {
+		if j, found := s.byNumber[num]; found && (!ok || j < slot) {
+			slot, ok = j, true
+		}
+	}
+	if ok {
+		return slot
+	}
+	slot = s.n
+	s.n++
+	s.byText[text] = slot
+	if numeric {
+		s.byNumber[num] = slot
+	}
+	return slot
+}
+
+// numberKey is the identity of a number under Python's ==: the decimal
+// integer for bools, ints and integral floats, the bits of any other float.
+// nan, equal to nothing, has none.
+func numberKey(k *tree.Node) (string, bool) {
+	switch k.Kind {
+	case tree.Bool:
+		if k.Bool {
+			return "1", true
+		}
+		return "0", true
+	case tree.Int, tree.BigInt:
+		return k.IntText(), true
+	case tree.Float:
+		switch f := k.Float; {
+		case math.IsNaN(f):
+			return "", false
+		case f == math.Trunc(f) && !math.IsInf(f, 0):
+			return tree.FloatToInt(f).IntText(), true
+		default:
+			return "f" + strconv.FormatUint(math.Float64bits(f), 16), true
+		}
+	}
+	return "", false
 }
 
 func keyText(k *tree.Node) string {

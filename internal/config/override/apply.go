@@ -155,7 +155,7 @@ func (a *applier) update(root *tree.Node, force bool) error {
 	}
 	val := a.ov.Value.Clone()
 	if !val.IsScalar() && existing != nil && !existing.IsScalar() {
-		if err := a.checkMerge(existing, val, !force, a.ov.Key); err != nil {
+		if err := a.checkMerge(existing, val, !force, []string{a.ov.Key}); err != nil {
 			return err
 		}
 		a.set(cur, last, idx, mergeInto(existing, val))
@@ -178,10 +178,11 @@ func (a *applier) set(parent *tree.Node, i, idx int, v *tree.Node) {
 
 // checkMerge finds what would make mergeInto fail, before anything changes:
 // a map meeting a list (OmegaConf's ConfigTypeError), or in struct mode a
-// key the existing map lacks.
-func (a *applier) checkMerge(dest, src *tree.Node, strict bool, at string) *ApplyError {
+// key the existing map lacks. at is the dotted path down to dest, joined
+// only for a message so that deep values stay linear.
+func (a *applier) checkMerge(dest, src *tree.Node, strict bool, at []string) *ApplyError {
 	if dest.Kind != src.Kind {
-		return a.mergeFail("cannot merge a " + src.Kind.String() + " into the " + dest.Kind.String() + " at '" + at +
+		return a.mergeFail("cannot merge a " + src.Kind.String() + " into the " + dest.Kind.String() + " at '" + strings.Join(at, ".") +
 			"' (Cannot merge " + omegaType(dest) + " with " + omegaType(src) + ")")
 	}
 	if dest.Kind == tree.List {
@@ -193,7 +194,7 @@ func (a *applier) checkMerge(dest, src *tree.Node, strict bool, at string) *Appl
 		case d == nil && strict:
 			return a.couldNotOverride()
 		case d != nil && !d.IsScalar() && !e.Value.IsScalar():
-			if err := a.checkMerge(d, e.Value, strict, at+"."+e.Key); err != nil {
+			if err := a.checkMerge(d, e.Value, strict, append(at, e.Key)); err != nil {
 				return err
 			}
 		}

@@ -29,11 +29,6 @@ func Parse(token string) (Override, error) {
 	return ov, nil
 }
 
-// maxDepth bounds list/dict/function nesting so that a hostile token cannot
-// exhaust the stack. Hydra's Python parser gives up far earlier, at the
-// interpreter's recursion limit.
-const maxDepth = 1000
-
 type parser struct {
 	src   string
 	toks  []token
@@ -90,6 +85,12 @@ func (p *parser) override() (Override, *ParseError) {
 		p.i++
 		ov.Key = p.text(t)
 		ov.Path = strings.Split(ov.Key, ".")
+		if len(ov.Path) > tree.MaxDepth {
+			return ov, p.depthErr(t.pos + segmentOffset(ov.Key, tree.MaxDepth))
+		}
+		// Each key segment is a map of the CLI layer, so a value's
+		// collections start below them.
+		p.depth = len(ov.Path)
 	case kEqual, kEOF:
 		return ov, p.errAt(t, "missing key")
 	default:
@@ -198,12 +199,29 @@ func (p *parser) primitive() *ast {
 	return &ast{kind: aPrim, toks: toks}
 }
 
+// nest enters a list, dict or function call. tree.MaxDepth bounds the
+// nesting of the layer the override builds, and with it the stack here;
+// functions count too, though they build no level, since they recurse
+// alike. Hydra gives up sooner, at Python's recursion limit.
 func (p *parser) nest() *ParseError {
 	p.depth++
-	if p.depth > maxDepth {
-		return p.errAt(p.peek(), "value nested more than "+strconv.Itoa(maxDepth)+" levels deep")
+	if p.depth > tree.MaxDepth {
+		return p.depthErr(p.peek().pos)
 	}
 	return nil
+}
+
+func (p *parser) depthErr(pos int) *ParseError {
+	return &ParseError{Token: p.src, Column: column(p.src, pos), Msg: tree.DepthProblem()}
+}
+
+// segmentOffset is the byte offset of dotted segment i of key.
+func segmentOffset(key string, i int) int {
+	off := 0
+	for range i {
+		off += strings.IndexByte(key[off:], '.') + 1
+	}
+	return off
 }
 
 func (p *parser) list() (*ast, *ParseError) {

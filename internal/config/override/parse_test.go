@@ -745,24 +745,36 @@ func TestParseGroupsRejected(t *testing.T) {
 	}
 }
 
+// TestParseDepthLimit checks that an override's key and value together
+// nest no deeper than tree.MaxDepth: `+a.b=[1]` is two maps and a list.
 func TestParseDepthLimit(t *testing.T) {
-	deep := "+k=" + strings.Repeat("[", maxDepth+1) + strings.Repeat("]", maxDepth+1)
-	_, err := Parse(deep)
-	var pe *ParseError
-	if !errors.As(err, &pe) || pe.Msg != "value nested more than 1000 levels deep" {
-		t.Errorf("got %v", err)
+	const max = tree.MaxDepth
+	keys := func(n int) string { return strings.TrimSuffix(strings.Repeat("k.", n), ".") }
+	tests := []struct {
+		name, ok, deep string
+		col            int // where the deep one crosses the limit
+	}{
+		{"lists", "+k=" + strings.Repeat("[", max-1) + strings.Repeat("]", max-1),
+			"+k=" + strings.Repeat("[", max) + strings.Repeat("]", max), 4 + max - 1},
+		{"dicts", "+k=" + strings.Repeat("{a:", max-1) + "1" + strings.Repeat("}", max-1),
+			"+k=" + strings.Repeat("{a:", max) + "1" + strings.Repeat("}", max), 4 + 3*(max-1)},
+		{"functions", "+k=" + strings.Repeat("int(", max-1) + "1" + strings.Repeat(")", max-1),
+			"+k=" + strings.Repeat("int(", max) + "1" + strings.Repeat(")", max), 4 + 4*(max-1)},
+		{"key", "+" + keys(max) + "=1", "+" + keys(max+1) + "=1", 2 + 2*max},
+		{"key and value", "+" + keys(max-2) + "=[[1]]", "+" + keys(max-1) + "=[[1]]", 2*max + 1},
+		{"deleted value", "~" + keys(max-1) + "=[1]", "~" + keys(max) + "=[1]", 2*max + 2},
 	}
-	for _, tok := range []string{
-		"+k=" + strings.Repeat("{a:", maxDepth+1) + "1" + strings.Repeat("}", maxDepth+1),
-		"+k=" + strings.Repeat("int(", maxDepth+1) + "1" + strings.Repeat(")", maxDepth+1),
-	} {
-		if _, err := Parse(tok); !errors.As(err, &pe) || pe.Msg != "value nested more than 1000 levels deep" {
-			t.Errorf("%.10s...: got %v", tok, err)
-		}
-	}
-	ok := "+k=" + strings.Repeat("{a:", maxDepth) + "1" + strings.Repeat("}", maxDepth)
-	if _, err := Parse(ok); err != nil {
-		t.Errorf("%d levels: %v", maxDepth, err)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := Parse(tt.ok); err != nil {
+				t.Errorf("%d levels: %v", max, err)
+			}
+			_, err := Parse(tt.deep)
+			pe, ok := errors.AsType[*ParseError](err)
+			if !ok || pe.Msg != tree.DepthProblem() || pe.Column != tt.col {
+				t.Errorf("%d levels: got %v, want %q at column %d", max+1, err, tree.DepthProblem(), tt.col)
+			}
+		})
 	}
 }
 

@@ -13,12 +13,11 @@ import (
 
 // Aliases and merge keys let a small document describe an exponentially
 // large one. PyYAML shares objects and stays small, but gym's tree (like
-// OmegaConf's copy) does not, so expansion is capped: a generous multiple of
-// the document's own size, never less than aliasBudgetBase.
-const (
-	aliasBudgetBase    = 100_000
-	aliasBudgetPerNode = 50
-)
+// OmegaConf's copy) does not, so expansion is capped: it may add at most
+// aliasExpansion nodes to those the document holds. That is far more than
+// configs share this way, and keeps what every later stage copies and
+// walks within a small multiple of the text.
+const aliasExpansion = 50_000
 
 // maxFlattenDepth stands in for Python's default recursion limit.
 const maxFlattenDepth = 1000

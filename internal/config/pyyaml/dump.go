@@ -33,7 +33,7 @@ func Dump(n *tree.Node, opts Options) []byte {
 		e.writeIndicator("...", true, false, false)
 		e.writeIndent()
 	}
-	return e.out
+	return e.out.Bytes()
 }
 
 // scalar is a ScalarEvent as OmegaConf's representer and PyYAML's

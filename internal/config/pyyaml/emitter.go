@@ -1,8 +1,10 @@
 package pyyaml
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/nemo-gym-go/gym/internal/config/tree"
 )
@@ -20,7 +22,9 @@ const (
 )
 
 type emitter struct {
-	out     []byte
+	// out doubles as it grows, where append grows a large slice by a
+	// quarter, allocating several times the output in all.
+	out     bytes.Buffer
 	opts    Options
 	indents []int
 	indent  int
@@ -68,10 +72,16 @@ func (e *emitter) leafComment(n *tree.Node) {
 	if text == "" {
 		return
 	}
-	// A line break would end the comment and corrupt the YAML.
-	text = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(text)
-	e.writeRaw([]rune("  # " + text))
+	if strings.ContainsAny(text, "\r\n") {
+		text = oneLine.Replace(text)
+	}
+	e.writeString("  # ")
+	e.writeString(text)
 }
+
+// oneLine keeps a comment on its line: a line break would end the comment
+// and corrupt the YAML.
+var oneLine = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ")
 
 func (e *emitter) increaseIndent(flow, indentless bool) {
 	e.indents = append(e.indents, e.indent)
@@ -239,8 +249,24 @@ func analyze(text []rune) analysis {
 // writeRaw appends text and advances the column, as every PyYAML write of
 // scalar text does.
 func (e *emitter) writeRaw(text []rune) {
-	e.out = append(e.out, string(text)...)
+	for _, r := range text {
+		e.out.WriteRune(r)
+	}
 	e.column += len(text)
+}
+
+// writeString is writeRaw for text held as a string, as Python holds it:
+// bytes that are not UTF-8 each become U+FFFD, as []rune would make them.
+func (e *emitter) writeString(s string) {
+	if utf8.ValidString(s) {
+		e.out.WriteString(s)
+		e.column += utf8.RuneCountInString(s)
+		return
+	}
+	for _, r := range s {
+		e.out.WriteRune(r)
+		e.column++
+	}
 }
 
 func (e *emitter) writeIndicator(indicator string, needWhitespace, whitespace, indention bool) {
@@ -250,7 +276,7 @@ func (e *emitter) writeIndicator(indicator string, needWhitespace, whitespace, i
 	e.whitespace = whitespace
 	e.indention = e.indention && indention
 	e.openEnded = false
-	e.writeRaw([]rune(indicator))
+	e.writeString(indicator)
 }
 
 func (e *emitter) writeIndent() {
@@ -260,7 +286,9 @@ func (e *emitter) writeIndent() {
 	}
 	if e.column < indent {
 		e.whitespace = true
-		e.out = append(e.out, strings.Repeat(" ", indent-e.column)...)
+		for range indent - e.column {
+			e.out.WriteByte(' ')
+		}
 		e.column = indent
 	}
 }
@@ -269,7 +297,7 @@ func (e *emitter) writeLineBreak(br rune) {
 	e.whitespace = true
 	e.indention = true
 	e.column = 0
-	e.out = append(e.out, string(br)...)
+	e.out.WriteRune(br)
 }
 
 // writeBreaks writes a run of line breaks the way PyYAML's quoted writers
@@ -357,7 +385,7 @@ func (e *emitter) writeSingleQuoted(text []rune, split bool) {
 			}
 		}
 		if ch == '\'' {
-			e.writeRaw([]rune("''"))
+			e.writeString("''")
 			start = end + 1
 		}
 		if ch != -1 {
@@ -412,7 +440,7 @@ func (e *emitter) writeDoubleQuoted(text []rune, split bool) {
 				start = end
 			}
 			if ch != -1 {
-				e.writeRaw([]rune(escape(ch)))
+				e.writeString(escape(ch))
 				start = end + 1
 			}
 		}

@@ -41,11 +41,11 @@ func Load(data []byte, file string) (root *tree.Node, err error) {
 		return emptyMap(file), nil
 	}
 	c := &composer{file: file, nodes: map[*yaml.Node]*pnode{}, anchors: map[string]*pnode{}}
-	p, err := c.compose(doc)
+	p, err := c.compose(doc, 1)
 	if err != nil {
 		return nil, err
 	}
-	b := &builder{file: file, budget: aliasBudgetBase + aliasBudgetPerNode*c.count}
+	b := &builder{file: file, budget: c.count + aliasExpansion}
 	root, err = b.construct(p)
 	if err == nil {
 		err = b.checkDeferred(root)
@@ -127,6 +127,9 @@ type pnode struct {
 	pairs     []pair
 	anchor    string
 	line, col int
+	// height is how many levels of collections p spans, itself included
+	// (0 for a scalar), so that an alias can tell how deep it nests.
+	height int
 
 	built     *tree.Node // first construction of an anchored node, cloned for later aliases
 	builtSize int
@@ -146,12 +149,24 @@ func (c *composer) errAt(n *yaml.Node, format string, args ...any) error {
 	return &SyntaxError{File: c.file, Line: n.Line, Column: n.Column, Problem: fmt.Sprintf(format, args...)}
 }
 
-func (c *composer) compose(n *yaml.Node) (*pnode, error) {
+// compose builds the node n at the given level (the top is level 1),
+// refusing collections nested past tree.MaxDepth, an alias's anchor
+// counted where the alias stands. Stopping there also bounds the recursion
+// of every later stage.
+func (c *composer) compose(n *yaml.Node, level int) (*pnode, error) {
 	if n.Kind == yaml.AliasNode {
-		if target := c.nodes[n.Alias]; target != nil {
-			return target, nil
+		target := c.nodes[n.Alias]
+		if target == nil {
+			return nil, c.errAt(n, "found undefined alias '%s'", n.Value)
 		}
-		return nil, c.errAt(n, "found undefined alias '%s'", n.Value)
+		// A recursive alias has no height yet; the builder rejects it.
+		if level+target.height-1 > tree.MaxDepth {
+			return nil, c.errAt(n, "%s", tree.DepthProblem())
+		}
+		return target, nil
+	}
+	if n.Kind != yaml.ScalarNode && level > tree.MaxDepth {
+		return nil, c.errAt(n, "%s", tree.DepthProblem())
 	}
 	p := &pnode{line: n.Line, col: n.Column, anchor: n.Anchor}
 	c.count++
@@ -183,12 +198,14 @@ func (c *composer) compose(n *yaml.Node) (*pnode, error) {
 		}
 		p.items = make([]*pnode, len(n.Content))
 		for i, child := range n.Content {
-			item, err := c.compose(child)
+			item, err := c.compose(child, level+1)
 			if err != nil {
 				return nil, err
 			}
 			p.items[i] = item
+			p.height = max(p.height, item.height)
 		}
+		p.height++
 	case yaml.MappingNode:
 		p.kind, p.tag = mappingNode, tagMap
 		if explicit {
@@ -196,20 +213,40 @@ func (c *composer) compose(n *yaml.Node) (*pnode, error) {
 		}
 		p.pairs = make([]pair, 0, len(n.Content)/2)
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, err := c.compose(n.Content[i])
+			k, err := c.compose(n.Content[i], level+1)
 			if err != nil {
 				return nil, err
 			}
-			v, err := c.compose(n.Content[i+1])
+			vlevel := mergedLevel(k, n.Content[i+1], level)
+			v, err := c.compose(n.Content[i+1], vlevel)
 			if err != nil {
 				return nil, err
 			}
 			p.pairs = append(p.pairs, pair{k, v})
+			p.height = max(p.height, k.height, v.height-(level+1-vlevel))
 		}
+		p.height++
 	default:
 		return nil, c.errAt(n, "unexpected YAML node kind %d", n.Kind)
 	}
 	return p, nil
+}
+
+// mergedLevel is the level at which the value of key k in a mapping at
+// level stands, for depth: one below the mapping, except that a merge key's
+// mapping gives the mapping its pairs, so it counts one level up, and the
+// mappings of a merge list two.
+func mergedLevel(k *pnode, value *yaml.Node, level int) int {
+	if k.tag != tagMerge {
+		return level + 1
+	}
+	if value.Kind == yaml.AliasNode && value.Alias != nil {
+		value = value.Alias
+	}
+	if value.Kind == yaml.SequenceNode {
+		return level - 1
+	}
+	return level
 }
 
 func longTag(tag string) string {

@@ -2,6 +2,7 @@ package pyyaml
 
 import (
 	"bytes"
+	"sort"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
@@ -68,10 +69,13 @@ type sourceCheck struct {
 	data   []byte
 	starts []int  // byte offset of each line
 	legal  []bool // where a tab may stand; nil when the text has none
+	last   cursor // the position offset last found
 
 	firstBad int
 	problem  string
 }
+
+type cursor struct{ line, col, off int }
 
 func (s *sourceCheck) bad(off int, problem string) {
 	if s.firstBad < 0 || off < s.firstBad {
@@ -82,22 +86,24 @@ func (s *sourceCheck) bad(off int, problem string) {
 // position converts a byte offset to a 1-based line and column counted in
 // characters, as PyYAML's marks are.
 func (s *sourceCheck) position(off int) (line, col int) {
-	line = 0
-	for line+1 < len(s.starts) && s.starts[line+1] <= off {
-		line++
-	}
+	// Each block scalar asks, so a scan from the top would be quadratic.
+	line = sort.SearchInts(s.starts, off+1) - 1
 	return line + 1, utf8.RuneCount(s.data[s.starts[line]:off]) + 1
 }
 
+// offset converts a 1-based line and column in characters to a byte
+// offset. Scalars come in document order, so counting on from the last
+// position asked for keeps a line of many scalars linear.
 func (s *sourceCheck) offset(line, column int) int {
-	off := s.starts[line-1]
-	for range column - 1 {
-		if off >= len(s.data) {
-			break
-		}
+	off, col := s.starts[line-1], 1
+	if last := s.last; last.line == line && last.col <= column {
+		off, col = last.off, last.col
+	}
+	for ; col < column && off < len(s.data); col++ {
 		_, size := utf8.DecodeRune(s.data[off:])
 		off += size
 	}
+	s.last = cursor{line, col, off}
 	return off
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/big"
 	"strconv"
+	"strings"
 )
 
 // Kind is the type of a node's value.
@@ -328,38 +329,74 @@ func (n *Node) SetOrigin(o Origin) {
 
 // GoString renders n compactly for test failure messages.
 func (n *Node) GoString() string {
+	var b strings.Builder
+	n.writeGo(&b)
+	return b.String()
+}
+
+func (n *Node) writeGo(b *strings.Builder) {
 	if n == nil {
-		return "<nil>"
+		b.WriteString("<nil>")
+		return
 	}
 	switch n.Kind {
 	case Null:
-		return "null"
+		b.WriteString("null")
 	case Bool:
-		return strconv.FormatBool(n.Bool)
+		b.WriteString(strconv.FormatBool(n.Bool))
 	case Int, BigInt:
-		return n.IntText()
+		b.WriteString(n.IntText())
 	case Float:
-		return strconv.FormatFloat(n.Float, 'g', -1, 64)
+		b.WriteString(strconv.FormatFloat(n.Float, 'g', -1, 64))
 	case String:
-		return strconv.Quote(n.Str)
+		b.WriteString(strconv.Quote(n.Str))
 	case Map:
-		s := "{"
+		b.WriteByte('{')
 		for i, e := range n.Entries {
 			if i > 0 {
-				s += ", "
+				b.WriteString(", ")
 			}
-			s += e.Key + ": " + e.Value.GoString()
+			b.WriteString(e.Key + ": ")
+			e.Value.writeGo(b)
 		}
-		return s + "}"
+		b.WriteByte('}')
 	case List:
-		s := "["
+		b.WriteByte('[')
 		for i, it := range n.Items {
 			if i > 0 {
-				s += ", "
+				b.WriteString(", ")
 			}
-			s += it.GoString()
+			it.writeGo(b)
 		}
-		return s + "]"
+		b.WriteByte(']')
+	default:
+		fmt.Fprintf(b, "<kind %d>", n.Kind)
 	}
-	return fmt.Sprintf("<kind %d>", n.Kind)
+}
+
+// DeleteAll removes keys from map n in one pass, however many there are,
+// and returns those it did not find, in order; a key listed twice is
+// found only once.
+func (n *Node) DeleteAll(keys []string) (missing []string) {
+	gone := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		if gone[k] || !n.Has(k) {
+			missing = append(missing, k)
+			continue
+		}
+		gone[k] = true
+	}
+	if len(gone) == 0 {
+		return missing
+	}
+	kept := n.Entries[:0]
+	for _, e := range n.Entries {
+		if !gone[e.Key] {
+			kept = append(kept, e)
+		}
+	}
+	clear(n.Entries[len(kept):])
+	n.Entries = kept
+	n.reindex()
+	return missing
 }
