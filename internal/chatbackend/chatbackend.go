@@ -7,6 +7,8 @@
 package chatbackend
 
 import (
+	"github.com/nemo-gym-go/gym/internal/config"
+
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -46,7 +48,7 @@ type Options struct {
 type Backend struct {
 	replicas  []*modelserver.Upstream
 	tokenizer []*modelserver.Upstream // per replica, its root without /v1; nil unless Tokenize
-	roots     []string
+	roots     []string                // per replica, its root as messages show it, secrets redacted
 	opts      Options
 }
 
@@ -71,7 +73,7 @@ func New(opts Options) (*Backend, error) {
 				return nil, err
 			}
 			b.tokenizer = append(b.tokenizer, tok)
-			b.roots = append(b.roots, o.BaseURL)
+			b.roots = append(b.roots, config.RedactURL(o.BaseURL))
 		}
 	}
 	return b, nil

@@ -323,12 +323,16 @@ func TestUnreachableModelEndpoint(t *testing.T) {
 	f := newFixture(t)
 	writeFile(t, filepath.Join(f.dir, "responses_api_models/pymodel/app.py"), pyStub, 0o644)
 	closed := freePort(t)
-	yaml := fmt.Sprintf("policy_model:\n  responses_api_models:\n    pymodel:\n      entrypoint: app.py\n      base_url: http://127.0.0.1:%d/v1\n", closed)
+	// The URL's credentials stay out of what gym prints.
+	yaml := fmt.Sprintf("policy_model:\n  responses_api_models:\n    pymodel:\n      entrypoint: app.py\n      base_url: http://proxy:hunter2@127.0.0.1:%d/v1?key=sk-in-query\n", closed)
 	opts := f.options(t, yaml, "++model_endpoint_readiness_timeout_seconds=1")
 	start := time.Now()
 	_, err := Start(context.Background(), opts)
-	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("http://127.0.0.1:%d/v1 (from `policy_model.responses_api_models.pymodel.base_url`)", closed)) {
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("@127.0.0.1:%d/v1?key=xxxxx (from `policy_model.responses_api_models.pymodel.base_url`)", closed)) {
 		t.Fatalf("err = %v", err)
+	}
+	if shown := err.Error() + f.out.String(); strings.Contains(shown, "hunter2") || strings.Contains(shown, "sk-in-query") {
+		t.Errorf("a secret of the URL was printed:\n%s", shown)
 	}
 	if time.Since(start) > 20*time.Second {
 		t.Errorf("gave up after %s", time.Since(start))

@@ -240,7 +240,7 @@ func (l *Launch) waitModelEndpoints(ctx context.Context) error {
 			case refused:
 				still = append(still, e)
 			case unresolvable:
-				fmt.Fprintf(l.opts.Out, "Model endpoint %s (%s) does not resolve. Waiting cannot fix a hostname, so it is not retried.\n", e.url, e.key)
+				fmt.Fprintf(l.opts.Out, "Model endpoint %s (%s) does not resolve. Waiting cannot fix a hostname, so it is not retried.\n", config.RedactURL(e.url), e.key)
 			}
 		}
 		if len(still) == 0 {
@@ -273,7 +273,7 @@ func (l *Launch) waitModelEndpoints(ctx context.Context) error {
 func describe(es []endpoint) string {
 	parts := make([]string, len(es))
 	for i, e := range es {
-		parts[i] = e.url + " (" + e.key + ")"
+		parts[i] = config.RedactURL(e.url) + " (" + e.key + ")"
 	}
 	sort.Strings(parts)
 	return strings.Join(parts, ", ")
@@ -282,7 +282,7 @@ func describe(es []endpoint) string {
 func listEndpoints(es []endpoint) string {
 	lines := make([]string, len(es))
 	for i, e := range es {
-		lines[i] = "  - " + e.url + " (from `" + e.key + "`)"
+		lines[i] = "  - " + config.RedactURL(e.url) + " (from `" + e.key + "`)"
 	}
 	return strings.Join(lines, "\n")
 }

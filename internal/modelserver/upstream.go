@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nemo-gym-go/gym/internal/config"
 	"github.com/nemo-gym-go/gym/internal/server"
 )
 
@@ -28,7 +29,7 @@ type UpstreamOptions struct {
 	// (https://host/v1?key=k posts to https://host/v1/responses?key=k).
 	// Credentials in it (https://user:password@host/v1) are sent as HTTP
 	// Basic auth, in place of the API key, as curl and httpx send them.
-	// Wherever the URL is shown its secrets are redacted (RedactURL).
+	// Wherever the URL is shown its secrets are redacted (config.RedactURL).
 	BaseURL string
 	// APIKey is sent as `Authorization: Bearer <key>` on every request
 	// unless BaseURL carries credentials.
@@ -142,7 +143,7 @@ type Upstream struct {
 // NewUpstream checks opts and builds the Upstream with its own transport.
 func NewUpstream(opts UpstreamOptions) (*Upstream, error) {
 	if !strings.HasPrefix(opts.BaseURL, "http://") && !strings.HasPrefix(opts.BaseURL, "https://") {
-		return nil, fmt.Errorf("upstream base URL %q is not an http(s) URL", RedactURL(opts.BaseURL))
+		return nil, fmt.Errorf("upstream base URL %q is not an http(s) URL", config.RedactURL(opts.BaseURL))
 	}
 	base, query, hasQuery := strings.Cut(opts.BaseURL, "?")
 	base = strings.TrimRight(base, "/")
@@ -151,7 +152,7 @@ func NewUpstream(opts UpstreamOptions) (*Upstream, error) {
 	}
 	parsed, err := url.Parse(base)
 	if err != nil {
-		return nil, fmt.Errorf("upstream base URL %q: %w", RedactURL(opts.BaseURL), withoutURL(err))
+		return nil, fmt.Errorf("upstream base URL %q: %w", config.RedactURL(opts.BaseURL), withoutURL(err))
 	}
 	header := http.Header{"Content-Type": {"application/json"}}
 	for _, kv := range opts.Headers {
@@ -174,7 +175,7 @@ func NewUpstream(opts UpstreamOptions) (*Upstream, error) {
 		password, _ := user.Password()
 		header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(user.Username()+":"+password)))
 		if opts.APIKey != "" {
-			opts.Logger.Info("the upstream base URL carries credentials: they are sent as HTTP Basic auth, in place of the API key", "url", RedactURL(opts.BaseURL))
+			opts.Logger.Info("the upstream base URL carries credentials: they are sent as HTTP Basic auth, in place of the API key", "url", config.RedactURL(opts.BaseURL))
 		}
 	} else {
 		header.Set("Authorization", "Bearer "+opts.APIKey)
@@ -252,7 +253,7 @@ func (e *TransportError) Unwrap() error { return e.Err }
 // is a *StatusError, a *TransportError, or the context's error.
 func (u *Upstream) Post(ctx context.Context, path string, body []byte, call CallInfo) (*Result, error) {
 	target := u.base + path + u.query
-	shown := RedactURL(target)
+	shown := config.RedactURL(target)
 	if u.slots != nil {
 		select {
 		case u.slots <- struct{}{}:

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"github.com/nemo-gym-go/gym/internal/config"
+
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -57,7 +59,7 @@ func (s Section) BaseURL(key string) (string, error) {
 	}
 	u, err := url.Parse(v)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", s.errorf(key, "must be an http(s) URL with a host, such as https://api.openai.com/v1, got %q", v)
+		return "", s.errorf(key, "must be an http(s) URL with a host, such as https://api.openai.com/v1, got %q", config.RedactURL(v))
 	}
 	return strings.TrimRight(v, "/"), nil
 }

@@ -1,10 +1,8 @@
-package modelserver
+package config
 
 import (
 	"net/url"
 	"strings"
-
-	"github.com/nemo-gym-go/gym/internal/config"
 )
 
 // redactedMark replaces a secret in a URL, as url.URL.Redacted writes it.
@@ -71,5 +69,5 @@ func secretParam(name string) bool {
 		name = n
 	}
 	n := strings.ToLower(name)
-	return config.IsSecretKey(n) || n == "sig" || strings.Contains(n, "signature")
+	return IsSecretKey(n) || n == "sig" || strings.Contains(n, "signature")
 }
