@@ -247,33 +247,18 @@ func reapZombiesOf(dir string) {
 		return
 	}
 	rel := "/" + strings.TrimPrefix(strings.TrimPrefix(dir, own), "/")
-	self := os.Getpid()
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
+	self := strconv.Itoa(os.Getpid())
+	eachProcess(func(pid int, stat []string) {
+		if len(stat) < 2 || stat[0] != "Z" || stat[1] != self {
+			return
 		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// Fields after the parenthesised command: state, ppid, ...
-		i := bytes.LastIndexByte(stat, ')')
-		if i < 0 {
-			continue
-		}
-		fields := strings.Fields(string(stat[i+1:]))
-		if len(fields) < 2 || fields[0] != "Z" || fields[1] != strconv.Itoa(self) {
-			continue
-		}
-		cg, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cgroup"))
+		cg, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cgroup"))
 		if err != nil || !strings.Contains(string(cg), "0::"+rel+"\n") {
-			continue
+			return
 		}
 		var ws syscall.WaitStatus
 		syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
-	}
+	})
 }
 
 // ownCgroupDir is the directory of gym's own cgroup v2.

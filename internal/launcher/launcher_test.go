@@ -150,27 +150,15 @@ func serverYAML(name, impl, entrypoint string, extra ...string) string {
 // groupMembers lists the pids whose process group is pgid, from /proc.
 func groupMembers(t *testing.T, pgid int) []int {
 	t.Helper()
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		t.Skip("no /proc")
 	}
 	var pids []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// Fields after the parenthesised command: state ppid pgrp ...
-		rest := string(stat[strings.LastIndexByte(string(stat), ')')+2:])
-		fields := strings.Fields(rest)
-		if len(fields) > 2 && fields[2] == strconv.Itoa(pgid) {
+	eachProcess(func(pid int, stat []string) {
+		if len(stat) > 2 && stat[2] == strconv.Itoa(pgid) {
 			pids = append(pids, pid)
 		}
-	}
+	})
 	return pids
 }
 

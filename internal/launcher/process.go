@@ -1,9 +1,13 @@
 package launcher
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -143,4 +147,24 @@ func (p *process) stop(grace time.Duration) (killed bool) {
 	_ = p.signal(syscall.SIGKILL)
 	<-p.empty
 	return true
+}
+
+// eachProcess calls fn with every process's pid and the fields of its
+// /proc/<pid>/stat after the parenthesised command (state, ppid, pgrp, ...);
+// without /proc it calls nothing.
+func eachProcess(fn func(pid int, stat []string)) {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		if i := bytes.LastIndexByte(stat, ')'); i >= 0 {
+			fn(pid, strings.Fields(string(stat[i+1:])))
+		}
+	}
 }
