@@ -17,11 +17,13 @@ import (
 // NEMO_GYM_CONFIG_PATH set, exactly as it would run a Python app.py.
 func newCmdServe(f *Factory) *cobra.Command {
 	return &cobra.Command{
-		Use:     "serve",
-		Short:   "Run one Go server instance (started by gym env start)",
-		Hidden:  true,
-		Args:    cobra.NoArgs,
-		Example: `  NEMO_GYM_CONFIG_DICT="$(cat config.yaml)" NEMO_GYM_CONFIG_PATH=policy_model gym serve`,
+		Use:    "serve",
+		Short:  "Run one Go server instance (started by gym env start)",
+		Hidden: true,
+		// A server's normal end is the launcher's SIGTERM.
+		Annotations: map[string]string{interruptIsTheEnd: "true"},
+		Args:        cobra.NoArgs,
+		Example:     `  NEMO_GYM_CONFIG_DICT="$(cat config.yaml)" NEMO_GYM_CONFIG_PATH=policy_model gym serve`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return server.Main(cmd.Context(), f.LookupEnv, f.IO.Out)
 		},

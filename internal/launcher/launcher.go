@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -131,6 +132,13 @@ func Start(ctx context.Context, opts Options) (*Launch, error) {
 	headListener, err := listenHead(headHost, headPort)
 	if err != nil {
 		return nil, err
+	}
+	if headPort == 0 {
+		// Port 0 takes any free port (array tasks of one job may share a
+		// node); the servers are told the one it got.
+		if hs := res.Config.Get("head_server"); hs != nil && hs.Kind == tree.Map {
+			hs.Set("port", tree.NewInt(int64(headListener.Addr().(*net.TCPAddr).Port)))
+		}
 	}
 	// One more than the servers: the Ray head is watched too.
 	l := &Launch{opts: opts, out: &syncWriter{w: opts.Out}, crashed: make(chan *child, len(specs)+1), stopping: make(chan struct{})}
