@@ -35,7 +35,7 @@ func newCmdEval(f *Factory, g *globalFlags) *cobra.Command {
   # Reward statistics of a finished run, from its files alone
   gym eval profile --inputs results/example_materialized_inputs.jsonl --rollouts results/example.jsonl`,
 	}
-	cmd.AddCommand(newCmdEvalPrepare(f, g), newCmdEvalRun(f, g), newCmdEvalAggregate(f, g), newCmdEvalProfile(f))
+	cmd.AddCommand(newCmdEvalPrepare(f, g), newCmdEvalRun(f, g), newCmdEvalAggregate(f, g), newCmdEvalProfile(f), newCmdEvalSubmit(f))
 	makeGroup(cmd)
 	return cmd
 }
@@ -49,7 +49,7 @@ type runOptions struct {
 	// Flags that become config keys; set only when given.
 	resume, disableAggregation, jsonProgress bool
 	agent, input, output, numRepeats         string
-	promptConfig, split                      string
+	promptConfig, split, shard               string
 	limit, concurrency, maxRetries           int
 	temperature, topP                        float64
 	maxOutputTokens                          int
@@ -66,6 +66,7 @@ const (
 	keyInput              = "input_jsonl_fpath"
 	keyOutput             = "output_jsonl_fpath"
 	keyLimit              = "limit"
+	keyShard              = "shard"
 	keyNumRepeats         = "num_repeats"
 	keyAddSeed            = "num_repeats_add_seed"
 	keyPromptConfig       = "prompt_config"
@@ -101,7 +102,12 @@ agent's /run. Results are appended as they complete: successes to the output,
 failures to <stem>_failures.jsonl. A rollout whose /run still fails after its
 retries is recorded as failed and the run goes on (exit 1 at the end);
 --resume runs exactly the rollouts that are missing. Metrics go to
-<stem>_aggregate_metrics.json.`,
+<stem>_aggregate_metrics.json.
+
+--shard I/N runs one of N parts of the evaluation: the rollouts of the tasks
+whose index modulo N is I (after --limit), every repeat of a task in the same
+part, with the indices of the whole run. The N outputs merged by 'gym eval
+aggregate' are the whole run, with its metrics.`,
 		Example: `  # A built-in benchmark offline, on the replay model
   gym eval run --benchmark example_single_tool_call --model-type replay_model \
     --split benchmark -o results/example.jsonl
@@ -115,7 +121,12 @@ retries is recorded as failed and the run goes on (exit 1 at the end);
   gym eval run --no-serve -a example_single_tool_call_simple_agent \
     -i my_rows.jsonl -o results/mine.jsonl
   gym eval run --no-serve -a example_single_tool_call_simple_agent \
-    -i my_rows.jsonl -o results/mine.jsonl --resume`,
+    -i my_rows.jsonl -o results/mine.jsonl --resume
+
+  # Part 2 of 4 (the tasks whose index % 4 is 2); the parts merged once all have run
+  gym eval run --benchmark mcqa_example --model-type replay_model --split benchmark \
+    -o results/mcqa/shard_2.jsonl --shard 2/4 --disable-aggregation
+  gym eval aggregate --benchmark mcqa_example -i 'results/mcqa/shard_*.jsonl' -o results/mcqa/rollouts.jsonl`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.passthrough = args
 			opts.flags = cmd.Flags()
@@ -130,6 +141,7 @@ retries is recorded as failed and the run goes on (exit 1 at the end);
 	fs.StringVarP(&opts.input, "input", "i", "", "input JSONL (input_jsonl_fpath); replaced by the collated split without --no-serve")
 	fs.StringVarP(&opts.output, "output", "o", "", "output JSONL of the rollouts (output_jsonl_fpath); required")
 	fs.IntVar(&opts.limit, "limit", 0, "use only the first N input rows (limit)")
+	fs.StringVar(&opts.shard, "shard", "", "run only part `I/N` of the tasks, those whose index % N is I, such as 2/4 (shard)")
 	fs.StringVar(&opts.numRepeats, "num-repeats", "", "rollouts per row: N, or a map such as '{my_agent: 4, _default: 1}' (num_repeats)")
 	fs.StringVar(&opts.promptConfig, "prompt-config", "", "prompt YAML {system, user} rendered from each row's fields (prompt_config)")
 	fs.IntVar(&opts.concurrency, "concurrency", 0, fmt.Sprintf("rollouts in flight at once (num_samples_in_parallel; default %d)", defaultConcurrency))
@@ -158,6 +170,7 @@ func (o *runOptions) tokens() []string {
 	set("input", keyInput, hydraQuote(o.input))
 	set("output", keyOutput, hydraQuote(o.output))
 	set("limit", keyLimit, strconv.Itoa(o.limit))
+	set("shard", keyShard, hydraQuote(o.shard))
 	numRepeats := strings.TrimSpace(o.numRepeats)
 	if !strings.HasPrefix(numRepeats, "{") {
 		numRepeats = hydraQuote(numRepeats)
@@ -183,6 +196,7 @@ type evalRun struct {
 	s        settings
 	output   string
 	resume   bool
+	shard    rollout.Shard
 	client   *server.Client
 	agentURL func(ctx context.Context, agent string) (string, error)
 }
@@ -230,6 +244,9 @@ func runEvalRun(ctx context.Context, opts *runOptions) error {
 	}
 	run := &evalRun{f: f, res: res, roots: roots, s: s, output: roots.abs(output)}
 	if run.resume, err = s.boolean(keyResume); err != nil {
+		return err
+	}
+	if run.shard, err = readShard(s); err != nil {
 		return err
 	}
 	if run.client, err = rolloutClient(f, s); err != nil {
@@ -327,6 +344,7 @@ func (r *evalRun) collect(ctx context.Context, opts *runOptions, input, inputFla
 	if mo.Limit < 0 {
 		return fmt.Errorf("invalid configuration: %s must not be negative, got %d", keyLimit, mo.Limit)
 	}
+	mo.Shard = r.shard
 	if mo.Repeats, err = r.repeats(); err != nil {
 		return err
 	}
@@ -387,6 +405,25 @@ func (r *evalRun) collect(ctx context.Context, opts *runOptions, input, inputFla
 		fmt.Fprintf(f.IO.ErrOut, "Interrupted: the finished rollouts are in %s; run the same command with --resume to finish.\n", r.output)
 	}
 	return err
+}
+
+// readShard reads shard, the I/N of --shard; unset is the whole run. It is
+// read before anything is collated or started, so a bad value costs
+// nothing.
+func readShard(s settings) (rollout.Shard, error) {
+	n, err := s.node(keyShard)
+	if err != nil || n == nil {
+		return rollout.Shard{}, err
+	}
+	text := describeValue(n)
+	if n.Kind == tree.String {
+		text = n.Str
+	}
+	shard, err := rollout.ParseShard(text)
+	if err != nil {
+		return rollout.Shard{}, usageErrorf("invalid configuration: %s (--shard) is %s: %v", keyShard, describeValue(n), err)
+	}
+	return shard, nil
 }
 
 // repeats reads num_repeats: an int, or a map of agent → int with _default.

@@ -63,7 +63,11 @@ type MaterializeOptions struct {
 	// AgentName is given to rows with no agent_ref.
 	AgentName string
 	// Limit keeps the first Limit lines of the input (0: all).
-	Limit   int
+	Limit int
+	// Shard keeps the rollouts of its tasks only. Every row up to Limit is
+	// still read and checked: a task's index depends on the lines before
+	// it, and every shard of a bad input fails as the whole run would.
+	Shard   Shard
 	Repeats Repeats
 	// AddSeed is num_repeats_add_seed: each rollout's extra_body gets its
 	// rollout index as the seed.
@@ -241,6 +245,9 @@ func (m *materializer) row(lr *lineReader, line []byte, w io.Writer) error {
 	}
 	if len(m.prebaked) > 0 || len(m.noAgent) > 0 {
 		// The run fails at the end; keep reading only to name every row.
+		return nil
+	}
+	if !m.o.Shard.Keeps(task) {
 		return nil
 	}
 	for range repeats {

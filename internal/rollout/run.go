@@ -141,10 +141,19 @@ func Run(ctx context.Context, o RunOptions) (*RunResult, error) {
 		if err := os.Rename(next, p.Materialized); err != nil {
 			return nil, err
 		}
-		fmt.Fprintf(o.Log, "Materialized %d rollouts of %d tasks from %d rows into %s\n", stats.Rollouts, stats.Tasks, stats.Rows, p.Materialized)
+		of := ""
+		if sh := o.Materialize.Shard; sh.Count > 0 {
+			of = fmt.Sprintf(" (shard %s: the tasks whose index %% %d is %d)", sh, sh.Count, sh.Index)
+		}
+		fmt.Fprintf(o.Log, "Materialized %d rollouts of %d tasks%s from %d rows into %s\n", stats.Rollouts, stats.Tasks, of, stats.Rows, p.Materialized)
 	}
 
 	if resume {
+		if sh := o.Materialize.Shard; sh.Count > 1 {
+			if err := checkShard(p.Materialized, sh); err != nil {
+				return res, err
+			}
+		}
 		if err := checkAgents(ctx, p.Materialized, o.Collect.AgentURL); err != nil {
 			return res, err
 		}

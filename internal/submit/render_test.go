@@ -1,0 +1,63 @@
+package submit
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden scripts in testdata/")
+
+// The scripts, byte for byte: on the node alone, with containers and a
+// vLLM service, and as an array of shards with the job that merges them.
+func TestRenderGolden(t *testing.T) {
+	tests := []struct {
+		name, yaml string
+		shards     int
+	}{
+		{"node", minimal, 1},
+		{"containers_vllm", withPolicy, 1},
+		{"shards", minimal, 4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := load(t, tt.yaml)
+			if err != nil {
+				t.Fatal(err)
+			}
+			jobs := c.Render(RenderOptions{RunDir: "/runs/gym-job-20260101T000000Z-abcdef", Gym: "/runs/gym-job-20260101T000000Z-abcdef/bin/gym", Shards: tt.shards})
+			got := jobs[0].Script
+			if jobs[0].Aggregate != "" {
+				got += "# ---- aggregate.sh ----\n" + jobs[0].Aggregate
+			}
+			golden := filepath.Join("testdata", tt.name+".sh")
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != string(want) {
+				t.Errorf("%s differs from %s (go test -update to accept):\n%s", tt.name, golden, got)
+			}
+		})
+	}
+}
+
+// Override values keep their meaning through Hydra's grammar and the shell.
+func TestFlattenQuotes(t *testing.T) {
+	c, err := load(t, strings.Replace(minimal, "split: benchmark}", "split: benchmark, prompt: \"it's a: test\", n: 3, flag: 'true', nested: {k: [a, 'b c']}}", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(flatten("", c.Driver.Benchmarks[0].Run), " ")
+	want := `+config_paths=[benchmarks/mcqa_example/config.yaml] ++split=benchmark ++prompt='it\'s a: test' ++n=3 ++flag='true' ++nested.k=[a,'b c']`
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
