@@ -99,17 +99,11 @@ func (c *Config) script(b Benchmark, dir string, o RenderOptions) string {
 	if sharded {
 		out = filepath.Join(dir, "artifacts", "shard_${SLURM_ARRAY_TASK_ID}.jsonl")
 	}
-	cmd := []string{shellQuote(o.Gym) + " eval run", "++output_jsonl_fpath=" + hydraShell(out)}
-	if c.Driver.PolicyModelType != "" {
-		cmd = append(cmd, "--model-type "+shellQuote(c.Driver.PolicyModelType))
-	}
 	// Servers bind the node's own address, so that what runs elsewhere in
 	// the allocation reaches them; the head server takes a free port, since
 	// tasks of one array may share a node.
-	cmd = append(cmd, "++use_absolute_ip=true", "++head_server.port=0")
-	for _, tok := range flatten("", b.Run) {
-		cmd = append(cmd, shellQuote(tok))
-	}
+	cmd := []string{shellQuote(o.Gym) + " eval run", "++output_jsonl_fpath=" + hydraShell(out), "++use_absolute_ip=true", "++head_server.port=0"}
+	cmd = append(cmd, c.configArgs(b)...)
 	if sharded {
 		// A requeued task resumes its own shard: what its first run wrote
 		// is kept, and nothing is done twice.
@@ -199,10 +193,28 @@ func (c *Config) aggregateScript(b Benchmark, dir string, o RenderOptions) strin
 	w.WriteString("#!/bin/bash\n")
 	c.directives(&w, "gym-"+b.Name+"-aggregate", dir, false)
 	w.WriteString("\nset -o pipefail\ncd " + shellQuote(dir) + "\n")
-	fmt.Fprintf(&w, "srun --overlap --nodes=1 --ntasks=1 --output=%s/aggregate-${SLURM_JOB_ID}.log %s eval aggregate -i %s -o %s\n",
-		shellQuote(filepath.Join(dir, "logs")), shellQuote(o.Gym),
-		shellQuote(filepath.Join(dir, "artifacts", "shard_*.jsonl")), shellQuote(filepath.Join(dir, "artifacts", "rollouts.jsonl")))
+	// The merge reads the evaluation's own config, so that the metrics are
+	// its resources server's, as an unsharded run computes them.
+	cmd := []string{shellQuote(o.Gym) + " eval aggregate",
+		"-i " + shellQuote(filepath.Join(dir, "artifacts", "shard_*.jsonl")),
+		"-o " + shellQuote(filepath.Join(dir, "artifacts", "rollouts.jsonl"))}
+	cmd = append(cmd, c.configArgs(b)...)
+	fmt.Fprintf(&w, "GYM_CMD=(\n  %s\n)\n", strings.Join(cmd, "\n  "))
+	fmt.Fprintf(&w, "srun --overlap --nodes=1 --ntasks=1 --output=%s/aggregate-${SLURM_JOB_ID}.log \"${GYM_CMD[@]}\"\n", shellQuote(filepath.Join(dir, "logs")))
 	return w.String()
+}
+
+// configArgs are what makes a benchmark's config: the model type and the
+// run's overrides.
+func (c *Config) configArgs(b Benchmark) []string {
+	var args []string
+	if c.Driver.PolicyModelType != "" {
+		args = append(args, "--model-type "+shellQuote(c.Driver.PolicyModelType))
+	}
+	for _, tok := range flatten("", b.Run) {
+		args = append(args, shellQuote(tok))
+	}
+	return args
 }
 
 // containerFlags are Pyxis' flags for image; none without one, so that

@@ -5,10 +5,13 @@
 package slurm
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -124,4 +127,135 @@ fi
 	if len(want) > 0 || lines[len(lines)-1] != "aggregated" {
 		t.Errorf("runs, in order:\n%s\nmissing: %v; the dependent job must run last", data, want)
 	}
+}
+
+// buildGym builds the gym binary the jobs run.
+func buildGym(t *testing.T) string {
+	t.Helper()
+	gym := filepath.Join(t.TempDir(), "gym")
+	build := exec.Command("go", "build", "-o", gym, "../../cmd/gym")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return gym
+}
+
+// gym runs the gym binary in dir against the cluster, with the repository
+// as install root for the built-in benchmark.
+func (c *cluster) gym(t *testing.T, gym, dir string, args ...string) string {
+	t.Helper()
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(gym, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "SLURM_CONF="+c.conf, "GYM_INSTALL_ROOT="+repo, "NO_COLOR=1", "NEMO_GYM_EXTRA_ROOTS=")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("gym %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// A built-in benchmark submitted as 4 shards, one of them requeued, merges
+// into every rollout exactly once, with the metrics of the same evaluation
+// run locally.
+func TestShardedSubmissionEqualsALocalRun(t *testing.T) {
+	c := startCluster(t)
+	gym := buildGym(t)
+	work := t.TempDir()
+	if err := os.WriteFile(filepath.Join(work, "submit.yaml"), []byte(`services: {}
+compute:
+  cluster: {type: slurm, account: test, walltime: "00:10:00"}
+driver:
+  policy_model_type: replay_model
+  benchmarks:
+    mcqa:
+      run: {config_paths: [benchmarks/mcqa_example/config.yaml], split: benchmark}
+job: {output_path: results}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var rec struct {
+		RunDir     string `json:"run_dir"`
+		Benchmarks []struct {
+			JobDir         string `json:"job_dir"`
+			JobID          string `json:"job_id"`
+			AggregateJobID string `json:"aggregate_job_id"`
+		} `json:"benchmarks"`
+	}
+	out := c.gym(t, gym, work, "eval", "submit", "--config", "submit.yaml", "--shards", "4", "--json")
+	if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &rec); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	b := rec.Benchmarks[0]
+	// Requeue shard 2 once it has run: its second run resumes the shard
+	// and must add nothing.
+	c.waitFor(t, "shard 2 to start", func() bool {
+		state := c.run(t, "squeue", "-h", "-j", b.JobID+"_2", "-o", "%t")
+		return state == "R" || state == ""
+	})
+	c.run(t, "scontrol", "requeue", b.JobID+"_2")
+	c.waitFor(t, "shard 2 to wait again", func() bool {
+		return strings.HasPrefix(c.run(t, "squeue", "-h", "-j", b.JobID+"_2", "-o", "%t %r"), "PD")
+	})
+	c.run(t, "scontrol", "update", "jobid="+b.JobID+"_2", "StartTime=now")
+	c.waitFor(t, "the shards and their merge to finish", func() bool {
+		return c.run(t, "squeue", "-h", "-j", b.JobID+","+b.AggregateJobID) == ""
+	})
+	merged := filepath.Join(b.JobDir, "artifacts", "rollouts.jsonl")
+	if _, err := os.Stat(merged); err != nil {
+		logs, _ := filepath.Glob(filepath.Join(b.JobDir, "logs", "*"))
+		for _, l := range logs {
+			data, _ := os.ReadFile(l)
+			t.Logf("%s:\n%s", l, data)
+		}
+		t.Fatalf("the merge wrote nothing: %v", err)
+	}
+	restarts := c.run(t, "scontrol", "show", "job", b.JobID+"_2")
+	if !strings.Contains(restarts, "Restarts=1") {
+		t.Errorf("shard 2 was not requeued:\n%s", restarts)
+	}
+
+	c.gym(t, gym, work, "eval", "run", "--benchmark", "mcqa_example", "--model-type", "replay_model", "--split", "benchmark", "-o", "local/rollouts.jsonl")
+	local := filepath.Join(work, "local", "rollouts.jsonl")
+	if got, want := pairs(t, merged), pairs(t, local); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("merged rollouts %v, local run %v", got, want)
+	}
+	gotMetrics, err := os.ReadFile(strings.TrimSuffix(merged, ".jsonl") + "_aggregate_metrics.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantMetrics, err := os.ReadFile(strings.TrimSuffix(local, ".jsonl") + "_aggregate_metrics.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(gotMetrics) != string(wantMetrics) {
+		t.Errorf("metrics of the sharded run:\n%s\nof the local run:\n%s", gotMetrics, wantMetrics)
+	}
+}
+
+// pairs lists a rollouts file's (task, rollout) indices, sorted; a pair
+// that appears twice appears twice.
+func pairs(t *testing.T, path string) []string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var row struct {
+			Task    int `json:"_ng_task_index"`
+			Rollout int `json:"_ng_rollout_index"`
+		}
+		if err := json.Unmarshal([]byte(line), &row); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		out = append(out, fmt.Sprintf("%d:%d", row.Task, row.Rollout))
+	}
+	sort.Strings(out)
+	return out
 }

@@ -25,9 +25,9 @@ done
 GYM_CMD=(
   /runs/gym-job-20260101T000000Z-abcdef/bin/gym eval run
   ++output_jsonl_fpath="/runs/gym-job-20260101T000000Z-abcdef/aime/artifacts/rollouts.jsonl"
-  --model-type openai_model
   ++use_absolute_ip=true
   ++head_server.port=0
+  --model-type openai_model
   '+config_paths=[benchmarks/aime25/config.yaml]'
   ++split=benchmark
   ++policy_base_url=http://localhost:8000/v1

@@ -10,9 +10,9 @@ cd /runs/gym-job-20260101T000000Z-abcdef/mcqa
 GYM_CMD=(
   /runs/gym-job-20260101T000000Z-abcdef/bin/gym eval run
   ++output_jsonl_fpath="/runs/gym-job-20260101T000000Z-abcdef/mcqa/artifacts/rollouts.jsonl"
-  --model-type replay_model
   ++use_absolute_ip=true
   ++head_server.port=0
+  --model-type replay_model
   '+config_paths=[benchmarks/mcqa_example/config.yaml]'
   ++split=benchmark
 )

@@ -13,9 +13,9 @@ cd /runs/gym-job-20260101T000000Z-abcdef/mcqa
 GYM_CMD=(
   /runs/gym-job-20260101T000000Z-abcdef/bin/gym eval run
   ++output_jsonl_fpath="/runs/gym-job-20260101T000000Z-abcdef/mcqa/artifacts/shard_${SLURM_ARRAY_TASK_ID}.jsonl"
-  --model-type replay_model
   ++use_absolute_ip=true
   ++head_server.port=0
+  --model-type replay_model
   '+config_paths=[benchmarks/mcqa_example/config.yaml]'
   ++split=benchmark
   --shard "${SLURM_ARRAY_TASK_ID}/4"
@@ -34,4 +34,12 @@ exit $DRIVER_RC
 
 set -o pipefail
 cd /runs/gym-job-20260101T000000Z-abcdef/mcqa
-srun --overlap --nodes=1 --ntasks=1 --output=/runs/gym-job-20260101T000000Z-abcdef/mcqa/logs/aggregate-${SLURM_JOB_ID}.log /runs/gym-job-20260101T000000Z-abcdef/bin/gym eval aggregate -i '/runs/gym-job-20260101T000000Z-abcdef/mcqa/artifacts/shard_*.jsonl' -o /runs/gym-job-20260101T000000Z-abcdef/mcqa/artifacts/rollouts.jsonl
+GYM_CMD=(
+  /runs/gym-job-20260101T000000Z-abcdef/bin/gym eval aggregate
+  -i '/runs/gym-job-20260101T000000Z-abcdef/mcqa/artifacts/shard_*.jsonl'
+  -o /runs/gym-job-20260101T000000Z-abcdef/mcqa/artifacts/rollouts.jsonl
+  --model-type replay_model
+  '+config_paths=[benchmarks/mcqa_example/config.yaml]'
+  ++split=benchmark
+)
+srun --overlap --nodes=1 --ntasks=1 --output=/runs/gym-job-20260101T000000Z-abcdef/mcqa/logs/aggregate-${SLURM_JOB_ID}.log "${GYM_CMD[@]}"
