@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -109,4 +111,123 @@ func runEvalSubmit(ctx context.Context, opts *submitOptions, overrides []string)
 		}
 	}
 	return nil
+}
+
+func newCmdEvalStatus(f *Factory) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "status [RUN_DIR|JOB_ID]",
+		Short: "Show the Slurm state and progress of a submitted evaluation",
+		Long: `Show, for each benchmark of a gym eval submit run, the Slurm state of every
+shard (squeue) and the rollouts it has written so far, and whether the merge
+has run. Name the run by its directory or by any Slurm job id of it (looked
+up in the run directories under this directory and its subdirectories);
+without one, the newest run there.`,
+		Example: `  gym eval status results/gym-job-20261201T120000Z-1a2b3c
+  gym eval status 4242 --json`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			rec, err := findSubmission(f, args)
+			if err != nil {
+				return err
+			}
+			st, err := submit.QueryStatus(cmd.Context(), rec, submit.RunSlurm)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				data, err := json.MarshalIndent(st, "", "  ")
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(f.IO.Out, "%s\n", data)
+				return nil
+			}
+			fmt.Fprintf(f.IO.Out, "Run directory: %s\n", st.RunDir)
+			for _, b := range st.Benchmarks {
+				fmt.Fprintf(f.IO.Out, "%s\n", b.Benchmark)
+				for _, s := range b.Shards {
+					total := "?"
+					if s.Total > 0 {
+						total = fmt.Sprint(s.Total)
+					}
+					reason := ""
+					if s.Reason != "" {
+						reason = " (" + s.Reason + ")"
+					}
+					fmt.Fprintf(f.IO.Out, "  shard %d  job %-10s %-10s %d/%s rollouts%s\n", s.Shard, s.JobID, s.State, s.Done, total, reason)
+				}
+				if b.AggregateJobID != "" {
+					merged := "not yet merged"
+					if b.Merged {
+						merged = "merged into artifacts/rollouts.jsonl"
+					}
+					fmt.Fprintf(f.IO.Out, "  merge    job %-10s %-10s %s\n", b.AggregateJobID, b.AggregateState, merged)
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the status as JSON")
+	return cmd
+}
+
+func newCmdEvalCancel(f *Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:   "cancel RUN_DIR|JOB_ID",
+		Short: "Cancel every Slurm job of a submitted evaluation",
+		Long: `Cancel (scancel) every job of a gym eval submit run: each benchmark's job or
+array of shards and the merge waiting for it. Slurm ends every process the
+jobs started on the nodes.`,
+		Example: `  gym eval cancel results/gym-job-20261201T120000Z-1a2b3c`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			rec, err := findSubmission(f, args)
+			if err != nil {
+				return err
+			}
+			ids, err := submit.Cancel(cmd.Context(), rec, submit.RunSlurm)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(f.IO.Out, "Cancelled Slurm jobs %s of %s\n", strings.Join(ids, ", "), rec.RunDir)
+			return nil
+		},
+	}
+}
+
+// findSubmission reads the record args name, or the newest under the
+// current directory.
+func findSubmission(f *Factory, args []string) (*submit.Record, error) {
+	cwd, err := f.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	search := []string{cwd}
+	entries, _ := os.ReadDir(cwd)
+	for _, e := range entries {
+		if e.IsDir() {
+			search = append(search, filepath.Join(cwd, e.Name()))
+		}
+	}
+	if len(args) == 1 {
+		ref := args[0]
+		if strings.Trim(ref, "0123456789") != "" && !filepath.IsAbs(ref) {
+			ref = filepath.Join(cwd, ref)
+		}
+		return submit.FindRecord(ref, search)
+	}
+	var newest string
+	for _, dir := range search {
+		runs, _ := filepath.Glob(filepath.Join(dir, "gym-job-*", submit.RecordFile))
+		for _, r := range runs {
+			if filepath.Base(filepath.Dir(r)) > filepath.Base(filepath.Dir(newest)) {
+				newest = r
+			}
+		}
+	}
+	if newest == "" {
+		return nil, fmt.Errorf("no gym eval submit run directory (gym-job-*) under %s; name one, or a Slurm job id of it", cwd)
+	}
+	return submit.FindRecord(filepath.Dir(newest), search)
 }

@@ -129,6 +129,11 @@ func Submit(ctx context.Context, c *Config, o Options) (*Record, error) {
 				se.Cancelled = append(se.Cancelled, q)
 			}
 		}
+		// With nothing left queued the staged run is removed: no half
+		// submission is left behind.
+		if len(se.Cancelled) == len(queued) {
+			os.RemoveAll(runDir)
+		}
 		return se
 	}
 	for _, j := range jobs {

@@ -219,6 +219,34 @@ job: {output_path: results}
 		t.Errorf("shard 2 was not requeued:\n%s", restarts)
 	}
 
+	// Status names each shard's rollouts, found by the run dir or a job id.
+	var st struct {
+		Benchmarks []struct {
+			Shards []struct {
+				Done  int `json:"rollouts_done"`
+				Total int `json:"rollouts_total"`
+			} `json:"shards"`
+			Merged bool `json:"merged"`
+		} `json:"benchmarks"`
+	}
+	statusOut := c.gym(t, gym, work, "eval", "status", b.JobID, "--json")
+	if err := json.Unmarshal([]byte(statusOut), &st); err != nil {
+		t.Fatalf("%v: %s", err, statusOut)
+	}
+	done := 0
+	for _, sh := range st.Benchmarks[0].Shards {
+		if sh.Done != sh.Total {
+			t.Errorf("a finished shard shows %d of %d rollouts", sh.Done, sh.Total)
+		}
+		done += sh.Done
+	}
+	if len(st.Benchmarks[0].Shards) != 4 || done != 10 || !st.Benchmarks[0].Merged {
+		t.Errorf("status: %s", statusOut)
+	}
+	if text := c.gym(t, gym, work, "eval", "status", rec.RunDir); !strings.Contains(text, "merged into artifacts/rollouts.jsonl") {
+		t.Errorf("status:\n%s", text)
+	}
+
 	c.gym(t, gym, work, "eval", "run", "--benchmark", "mcqa_example", "--model-type", "replay_model", "--split", "benchmark", "-o", "local/rollouts.jsonl")
 	local := filepath.Join(work, "local", "rollouts.jsonl")
 	if got, want := pairs(t, merged), pairs(t, local); strings.Join(got, " ") != strings.Join(want, " ") {
@@ -258,4 +286,66 @@ func pairs(t *testing.T, path string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// A submission that cannot start yet is cancelled whole by gym eval
+// cancel; one Slurm refuses says why and leaves nothing queued.
+func TestCancelAndRefusedSubmissions(t *testing.T) {
+	c := startCluster(t)
+	gym := buildGym(t)
+	work := t.TempDir()
+	config := func(name, compute string) {
+		if err := os.WriteFile(filepath.Join(work, name), []byte(`services: {}
+compute:
+  cluster: `+compute+`
+driver:
+  policy_model_type: replay_model
+  benchmarks:
+    mcqa: {run: {config_paths: [benchmarks/mcqa_example/config.yaml], split: benchmark}}
+job: {output_path: results}
+`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	config("later.yaml", `{type: slurm, account: test, extra_args: {begin: now+1hour}}`)
+	out := c.gym(t, gym, work, "eval", "submit", "-c", "later.yaml", "--shards", "2")
+	if !strings.Contains(out, "(2 shards), merged by job") {
+		t.Fatalf("submit: %s", out)
+	}
+	out = c.gym(t, gym, work, "eval", "cancel", filepath.Join(work, "results", mustGlob(t, filepath.Join(work, "results", "gym-job-*"))))
+	if !strings.Contains(out, "Cancelled Slurm jobs") {
+		t.Fatalf("cancel: %s", out)
+	}
+	c.waitFor(t, "every job to be gone", func() bool {
+		return c.run(t, "squeue", "-h", "-t", "PD,R") == ""
+	})
+
+	config("nowhere.yaml", `{type: slurm, account: test, node_pools: {gpu: {partition: nowhere}}}`)
+	cmd := exec.Command(gym, "eval", "submit", "-c", "nowhere.yaml")
+	cmd.Dir = work
+	cmd.Env = append(os.Environ(), "SLURM_CONF="+c.conf)
+	refused, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(refused), "invalid partition specified: nowhere") {
+		t.Errorf("an unknown partition: %v\n%s", err, refused)
+	}
+	if q := c.run(t, "squeue", "-h"); q != "" {
+		t.Errorf("left queued:\n%s", q)
+	}
+
+	cmd = exec.Command(gym, "eval", "submit", "-c", "later.yaml")
+	cmd.Dir = work
+	cmd.Env = append(os.Environ(), "PATH=/nonexistent")
+	missing, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(missing), "sbatch is not on PATH") {
+		t.Errorf("no sbatch: %v\n%s", err, missing)
+	}
+}
+
+func mustGlob(t *testing.T, pattern string) string {
+	t.Helper()
+	m, err := filepath.Glob(pattern)
+	if err != nil || len(m) != 1 {
+		t.Fatalf("%s: %v %v", pattern, m, err)
+	}
+	return filepath.Base(m[0])
 }
