@@ -10,8 +10,13 @@ import (
 	"github.com/nemo-gym-go/gym/internal/config/tree"
 )
 
-// healthInterval is how often a service's health check is polled.
-const healthInterval = 5
+const (
+	// healthInterval is how often a service's health check is polled.
+	healthInterval = 5
+	// maxShardRequeues bounds how often a failing shard is put back in
+	// the queue to resume.
+	maxShardRequeues = 2
+)
 
 // Job is one benchmark's Slurm job: its directory and scripts.
 type Job struct {
@@ -123,6 +128,16 @@ func (c *Config) script(b Benchmark, dir string, o RenderOptions) string {
 	w.WriteString("DRIVER_RC=$?\n")
 	if len(pids) > 0 {
 		fmt.Fprintf(&w, "kill %s 2>/dev/null\nwait\n", strings.Join(pids, " "))
+	}
+	if sharded {
+		// A shard that failed (a node lost, rollouts that failed) goes back
+		// in the queue to resume, a bounded number of times; Slurm itself
+		// requeues a pre-empted one.
+		fmt.Fprintf(&w, `if [ "$DRIVER_RC" != 0 ] && [ "${SLURM_RESTART_COUNT:-0}" -lt %d ]; then
+  echo "shard ${SLURM_ARRAY_TASK_ID} failed (exit $DRIVER_RC); requeued to resume" >&2
+  scontrol requeue "${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}"
+fi
+`, maxShardRequeues)
 	}
 	w.WriteString("exit $DRIVER_RC\n")
 	return w.String()

@@ -24,6 +24,10 @@ GYM_CMD=(
 )
 srun --overlap --nodes=1 --ntasks=1 --output=/runs/gym-job-20260101T000000Z-abcdef/mcqa/logs/driver-${SLURM_JOB_ID}.log "${GYM_CMD[@]}"
 DRIVER_RC=$?
+if [ "$DRIVER_RC" != 0 ] && [ "${SLURM_RESTART_COUNT:-0}" -lt 2 ]; then
+  echo "shard ${SLURM_ARRAY_TASK_ID} failed (exit $DRIVER_RC); requeued to resume" >&2
+  scontrol requeue "${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}"
+fi
 exit $DRIVER_RC
 # ---- aggregate.sh ----
 #!/bin/bash
