@@ -297,8 +297,10 @@ func hydraValue(v *tree.Node) string {
 		return "null"
 	case tree.Bool, tree.Int:
 		return scalarText(v)
-	case tree.Float, tree.BigInt:
-		return strings.TrimSpace(v.GoString())
+	case tree.Float:
+		return tree.PythonFloatRepr(v.Float)
+	case tree.BigInt:
+		return v.IntText()
 	case tree.String:
 		switch strings.ToLower(v.Str) {
 		case "true", "false", "null", "yes", "no", "on", "off", "nan", "inf":
