@@ -75,6 +75,17 @@ func (c *cluster) waitFor(t *testing.T, what string, cond func() bool) {
 	t.Fatalf("timed out waiting for %s; queue:\n%s", what, c.run(t, "squeue"))
 }
 
+// startRequeued lets each requeued job of ids that waits out Slurm's
+// requeue delay start at once: the tests need not wait for it.
+func (c *cluster) startRequeued(t *testing.T, ids ...string) {
+	t.Helper()
+	for _, id := range ids {
+		if c.run(t, "squeue", "-h", "-j", id, "-o", "%t %r") == "PD BeginTime" {
+			c.run(t, "scontrol", "update", "jobid="+id, "StartTime=now")
+		}
+	}
+}
+
 func exitStderr(err error) string {
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
@@ -105,11 +116,8 @@ fi
 	c.run(t, "scontrol", "requeue", array+"_1")
 	// A requeued job waits a while before it may start again; the test
 	// need not.
-	c.waitFor(t, "task 1 to wait again", func() bool {
-		return c.run(t, "squeue", "-h", "-j", array+"_1", "-o", "%t %r") == "PD BeginTime"
-	})
-	c.run(t, "scontrol", "update", "jobid="+array+"_1", "StartTime=now")
 	c.waitFor(t, "the dependent job to finish", func() bool {
+		c.startRequeued(t, array+"_1")
 		return c.run(t, "squeue", "-h", "-j", array+","+after) == ""
 	})
 	data, err := os.ReadFile(runs)
@@ -198,11 +206,8 @@ job: {output_path: results}
 		return state == "R" || state == ""
 	})
 	c.run(t, "scontrol", "requeue", b.JobID+"_2")
-	c.waitFor(t, "shard 2 to wait again", func() bool {
-		return strings.HasPrefix(c.run(t, "squeue", "-h", "-j", b.JobID+"_2", "-o", "%t %r"), "PD")
-	})
-	c.run(t, "scontrol", "update", "jobid="+b.JobID+"_2", "StartTime=now")
 	c.waitFor(t, "the shards and their merge to finish", func() bool {
+		c.startRequeued(t, b.JobID+"_2")
 		return c.run(t, "squeue", "-h", "-j", b.JobID+","+b.AggregateJobID) == ""
 	})
 	merged := filepath.Join(b.JobDir, "artifacts", "rollouts.jsonl")
@@ -348,4 +353,62 @@ func mustGlob(t *testing.T, pattern string) string {
 		t.Fatalf("%s: %v %v", pattern, m, err)
 	}
 	return filepath.Base(m[0])
+}
+
+// A shard that fails requeues itself and, once what failed it is fixed,
+// resumes and completes; the merge then runs.
+func TestFailedShardRequeuesItself(t *testing.T) {
+	c := startCluster(t)
+	gym := buildGym(t)
+	work := t.TempDir()
+	late := filepath.Join(work, "late.yaml")
+	if err := os.WriteFile(filepath.Join(work, "submit.yaml"), []byte(`services: {}
+compute:
+  cluster: {type: slurm, account: test}
+driver:
+  policy_model_type: replay_model
+  benchmarks:
+    mcqa: {run: {config_paths: [benchmarks/mcqa_example/config.yaml, `+late+`], split: benchmark}}
+job: {output_path: results}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var rec struct {
+		Benchmarks []struct {
+			JobDir         string `json:"job_dir"`
+			JobID          string `json:"job_id"`
+			AggregateJobID string `json:"aggregate_job_id"`
+		} `json:"benchmarks"`
+	}
+	out := c.gym(t, gym, work, "eval", "submit", "--config", "submit.yaml", "--shards", "2", "--json")
+	if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &rec); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	b := rec.Benchmarks[0]
+	// Both shards fail on the missing config and go back in the queue.
+	for _, task := range []string{"_0", "_1"} {
+		c.waitFor(t, "shard"+task+" to requeue itself", func() bool {
+			return strings.Contains(c.run(t, "scontrol", "show", "job", b.JobID+task), "Restarts=1")
+		})
+	}
+	if err := os.WriteFile(late, []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			logs, _ := filepath.Glob(filepath.Join(b.JobDir, "logs", "*"))
+			for _, l := range logs {
+				data, _ := os.ReadFile(l)
+				t.Logf("%s:\n%s", l, data)
+			}
+		}
+	})
+	c.waitFor(t, "the shards and their merge to finish", func() bool {
+		c.startRequeued(t, b.JobID+"_0", b.JobID+"_1")
+		return c.run(t, "squeue", "-h", "-j", b.JobID+","+b.AggregateJobID) == ""
+	})
+	merged := filepath.Join(b.JobDir, "artifacts", "rollouts.jsonl")
+	if got := pairs(t, merged); len(got) != 10 {
+		t.Errorf("merged %v", got)
+	}
 }
