@@ -377,8 +377,13 @@ func (c *Config) validate(computes []string) error {
 		return &ConfigError{Msg: fmt.Sprintf("Invalid benchmark name(s) %s: names must match %s so they can name job directories.", strings.Join(bad, ", "), benchmarkName)}
 	}
 	pools := map[string]NodePool{}
+	nodes := 0
 	for _, p := range c.Compute.Pools {
 		pools[p.Name] = p
+		nodes += p.Nodes
+	}
+	if nodes > 1 {
+		return &ConfigError{Msg: fmt.Sprintf("compute '%s' asks for %d nodes per job, but gym runs a job's services and driver on one node, so the others would sit idle; set nodes: 1 and spread an evaluation over nodes with --shards", c.Compute.Name, nodes)}
 	}
 	for _, s := range c.Services {
 		if s.Placement != "" && s.Placement != c.Compute.Name {

@@ -101,6 +101,7 @@ func TestLoadRefusesWhatCannotBeSubmitted(t *testing.T) {
 		{"benchmark name", strings.Replace(minimal, "mcqa:", "'my bench':", 1), nil, "Invalid benchmark name(s) 'my bench'"},
 		{"unknown pool", strings.Replace(withPolicy, "tensor_parallel_size: 4", "tensor_parallel_size: 4\n    node_pool: cpu", 1), nil, "Service 'policy' node_pool 'cpu' does not match any node pool of compute 'cluster' (gpu)."},
 		{"scratch added by override", "_x: 1\n" + minimal, []string{"+_y=2"}, "Refusing override '+_y=2': scratch namespace '_y' must be fully defined in the config file"},
+		{"several nodes", strings.Replace(withPolicy, "nodes: 1,", "nodes: 2,", 1), nil, "asks for 2 nodes per job, but gym runs a job's services and driver on one node"},
 		{"remote host", strings.Replace(minimal, "account: acct", "account: acct, hostname: login.example.com", 1), nil, "submission over SSH is not supported yet"},
 	}
 	for _, tt := range tests {
