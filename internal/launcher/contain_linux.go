@@ -102,8 +102,8 @@ func (g *runCgroup) close() {
 }
 
 // start runs a child straight inside the leaf (CLONE_INTO_CGROUP), so
-// nothing it forks can start outside it. A kernel before 5.7 has no such
-// clone; there the child is moved in just after it starts.
+// nothing it forks can start outside it. Where that clone is not to be had
+// the child is moved in just after it starts.
 func (c *leafCgroup) start(attr *syscall.SysProcAttr, start func(*syscall.SysProcAttr) (*os.Process, error)) (*os.Process, error) {
 	fd, err := syscall.Open(c.dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
 	if err != nil {
@@ -113,9 +113,12 @@ func (c *leafCgroup) start(attr *syscall.SysProcAttr, start func(*syscall.SysPro
 	into.UseCgroupFD, into.CgroupFD = true, fd
 	p, err := start(&into)
 	syscall.Close(fd)
-	if !errors.Is(err, syscall.ENOSYS) {
-		return p, err
+	if err == nil {
+		return p, nil
 	}
+	// clone3 is missing (ENOSYS), older than Go's struct (E2BIG, Linux
+	// 5.3-5.6) or refused by a seccomp profile (EPERM): start the child as
+	// before and move it in.
 	if p, err = start(attr); err != nil {
 		return nil, err
 	}
@@ -204,12 +207,17 @@ func removeCgroupTree(dir string) {
 }
 
 // sweepRunCgroups removes the empty cgroups of earlier runs whose gym and
-// watchdog were both killed; a populated one may be a live run's.
+// watchdog were both killed. A run's cgroup is empty until its first
+// server starts, so only those of a gym that is gone are touched.
 func sweepRunCgroups(own string) {
 	entries, _ := os.ReadDir(own)
 	for _, e := range entries {
+		pid, err := strconv.Atoi(strings.TrimPrefix(e.Name(), runCgroupPrefix))
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), runCgroupPrefix) || err != nil || pid == os.Getpid() {
+			continue
+		}
 		dir := filepath.Join(own, e.Name())
-		if e.IsDir() && strings.HasPrefix(e.Name(), runCgroupPrefix) && !populated(dir) {
+		if errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) && !populated(dir) {
 			removeCgroupTree(dir)
 		}
 	}

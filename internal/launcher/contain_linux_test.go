@@ -76,3 +76,33 @@ exec sleep 300
 		t.Errorf("the run's cgroup %s is still there", dir)
 	}
 }
+
+// A run's cgroup is empty until its first server starts: another gym's
+// sweep must leave it alone while that gym lives, and remove it once it
+// is gone.
+func TestSweepLeavesLiveRunsAlone(t *testing.T) {
+	own, err := ownCgroupDir()
+	if err != nil {
+		t.Skipf("no cgroup v2: %v", err)
+	}
+	live := exec.Command("sleep", "60")
+	if err := live.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer live.Process.Kill()
+	dir := filepath.Join(own, runCgroupPrefix+strconv.Itoa(live.Process.Pid))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Skipf("cannot make a cgroup here: %v", err)
+	}
+	defer syscall.Rmdir(dir)
+	sweepRunCgroups(own)
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatalf("the cgroup of a live gym was swept: %v", err)
+	}
+	live.Process.Kill()
+	live.Wait()
+	sweepRunCgroups(own)
+	if _, err := os.Stat(dir); err == nil {
+		t.Errorf("the cgroup of a gym that is gone was left")
+	}
+}

@@ -28,6 +28,13 @@ func (e *ConfigError) Error() string { return e.Msg }
 // KV is one name and value, in the order the config gave them.
 type KV struct{ Key, Value string }
 
+// EnvVar is one variable a step of the job gets: a literal value, or
+// (FromVar) the value of another variable where the step runs.
+type EnvVar struct {
+	Name, Value string
+	FromVar     bool
+}
+
 // Config is NeMo Gym's SubmitConfig, the part gym runs.
 type Config struct {
 	File     string // the submit config, absolute
@@ -45,7 +52,7 @@ type Service struct {
 	Container string // "" runs the command on the node itself
 	Placement string // the compute it runs on; "" for the one there is
 	NodePool  string
-	Env       []KV
+	Env       []EnvVar
 	Mounts    []string
 	Pre       string
 	Health    *HealthCheck // nil for none (ray)
@@ -94,7 +101,7 @@ type NodePool struct {
 // Driver runs the benchmarks.
 type Driver struct {
 	Container       string
-	Env             []KV
+	Env             []EnvVar
 	Mounts          []string
 	PolicyModel     string
 	PolicyHost      string
@@ -111,6 +118,10 @@ type Benchmark struct {
 
 // benchmarkName keeps names usable as directory and job names.
 var benchmarkName = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+
+// safePath is a path that needs no quoting in a #SBATCH line, a shell
+// word or an override value.
+var safePath = regexp.MustCompile(`^[A-Za-z0-9/._-]+$`)
 
 // envName is a shell variable name.
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -262,8 +273,8 @@ func (d *decoder) service(name string, o *obj, lookupEnv func(string) (string, b
 // env reads NeMo Gym's prefixed env values: lit:V is V, host:VAR is VAR
 // of the submitting shell (which must be set), runtime:VAR is ${VAR} on
 // the node.
-func (d *decoder) env(o *obj, lookupEnv func(string) (string, bool)) []KV {
-	var out []KV
+func (d *decoder) env(o *obj, lookupEnv func(string) (string, bool)) []EnvVar {
+	var out []EnvVar
 	for _, kv := range o.strMap("env") {
 		where := fmt.Sprintf("%s['%s']", o.at("env"), kv.Key)
 		if !envName.MatchString(kv.Key) {
@@ -273,14 +284,14 @@ func (d *decoder) env(o *obj, lookupEnv func(string) (string, bool)) []KV {
 		kind, val, ok := strings.Cut(kv.Value, ":")
 		switch {
 		case ok && kind == "lit":
-			out = append(out, KV{kv.Key, val})
+			out = append(out, EnvVar{Name: kv.Key, Value: val})
 		case ok && (kind == "host" || kind == "runtime"):
 			if !envName.MatchString(val) {
 				d.invalid = append(d.invalid, fmt.Sprintf("%s ('%s' is not a valid environment variable name for %s:%s)", where, val, kind, val))
 				continue
 			}
 			if kind == "runtime" {
-				out = append(out, KV{kv.Key, "${" + val + "}"})
+				out = append(out, EnvVar{Name: kv.Key, Value: val, FromVar: true})
 				continue
 			}
 			// The value reaches the job through the environment sbatch
@@ -289,7 +300,7 @@ func (d *decoder) env(o *obj, lookupEnv func(string) (string, bool)) []KV {
 				d.invalid = append(d.invalid, fmt.Sprintf("%s (references host:%s, but '%s' is not set in the submitting shell's environment)", where, val, val))
 				continue
 			}
-			out = append(out, KV{kv.Key, "${" + val + "}"})
+			out = append(out, EnvVar{Name: kv.Key, Value: val, FromVar: true})
 		default:
 			d.invalid = append(d.invalid, fmt.Sprintf("%s ('%s' must start with one of the prefixes 'lit:', 'host:', or 'runtime:')", where, kv.Value))
 		}
@@ -366,6 +377,22 @@ func (c *Config) validate(computes []string) error {
 		if h, _ := os.Hostname(); h != c.Compute.Hostname {
 			return &ConfigError{Msg: fmt.Sprintf("compute.%s.hostname is %q: gym submits on this machine only (run gym eval submit on a login node); submission over SSH is not supported yet", c.Compute.Name, c.Compute.Hostname)}
 		}
+	}
+	pidVars := map[string]string{}
+	for _, s := range c.Services {
+		if !benchmarkName.MatchString(s.Name) {
+			return &ConfigError{Msg: fmt.Sprintf("Invalid service name '%s': names must match %s so they can name log files and script variables.", s.Name, benchmarkName)}
+		}
+		if other, ok := pidVars[pidVar(s.Name)]; ok {
+			return &ConfigError{Msg: fmt.Sprintf("Services '%s' and '%s' would share the script variable %s; rename one.", other, s.Name, pidVar(s.Name))}
+		}
+		pidVars[pidVar(s.Name)] = s.Name
+		if s.Health != nil && s.Health.Port <= 0 {
+			return &ConfigError{Msg: fmt.Sprintf("Service '%s' has a health_check without a port; give health_check.port.", s.Name)}
+		}
+	}
+	if !safePath.MatchString(c.Output) {
+		return &ConfigError{Msg: fmt.Sprintf("job.output_path %q has characters that #SBATCH lines and override values cannot carry as they are; use letters, digits and / . _ - only", c.Output)}
 	}
 	var bad []string
 	for _, b := range c.Driver.Benchmarks {

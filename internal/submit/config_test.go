@@ -64,7 +64,7 @@ func TestLoadReadsNeMoGymsSubmitConfig(t *testing.T) {
 		t.Errorf("service %+v", s)
 	}
 	// A host: value is passed on by sbatch, never written into the script.
-	want := []KV{{"HF_TOKEN", "${HF_TOKEN}"}, {"CUDA_CACHE", "/tmp/cuda"}, {"WORK", "${SLURM_SUBMIT_DIR}"}}
+	want := []EnvVar{{"HF_TOKEN", "HF_TOKEN", true}, {"CUDA_CACHE", "/tmp/cuda", false}, {"WORK", "SLURM_SUBMIT_DIR", true}}
 	if len(s.Env) != 3 || s.Env[0] != want[0] || s.Env[1] != want[1] || s.Env[2] != want[2] {
 		t.Errorf("env %v", s.Env)
 	}
@@ -102,6 +102,9 @@ func TestLoadRefusesWhatCannotBeSubmitted(t *testing.T) {
 		{"unknown pool", strings.Replace(withPolicy, "tensor_parallel_size: 4", "tensor_parallel_size: 4\n    node_pool: cpu", 1), nil, "Service 'policy' node_pool 'cpu' does not match any node pool of compute 'cluster' (gpu)."},
 		{"scratch added by override", "_x: 1\n" + minimal, []string{"+_y=2"}, "Refusing override '+_y=2': scratch namespace '_y' must be fully defined in the config file"},
 		{"several nodes", strings.Replace(withPolicy, "nodes: 1,", "nodes: 2,", 1), nil, "asks for 2 nodes per job, but gym runs a job's services and driver on one node"},
+		{"service name", strings.Replace(withPolicy, "  policy:\n    type: vllm", "  'my policy':\n    type: vllm", 1), nil, "Invalid service name 'my policy'"},
+		{"ray health without port", strings.Replace(minimal, "services: {}", "services: {r: {type: ray, health_check: {path: /api/version}}}", 1), nil, "Service 'r' has a health_check without a port"},
+		{"output path", strings.Replace(minimal, "output_path: results", "output_path: '/tmp/my results'", 1), nil, `job.output_path "/tmp/my results" has characters`},
 		{"remote host", strings.Replace(minimal, "account: acct", "account: acct, hostname: login.example.com", 1), nil, "submission over SSH is not supported yet"},
 	}
 	for _, tt := range tests {

@@ -16,6 +16,8 @@ const (
 	// maxShardRequeues bounds how often a failing shard is put back in
 	// the queue to resume.
 	maxShardRequeues = 2
+	// serviceStopGrace is how long services get to stop after the driver.
+	serviceStopGrace = 30
 )
 
 // Job is one benchmark's Slurm job: its directory and scripts.
@@ -90,8 +92,14 @@ func (c *Config) script(b Benchmark, dir string, o RenderOptions) string {
 	c.directives(&w, "gym-"+b.Name, dir, sharded)
 	if sharded {
 		fmt.Fprintf(&w, "#SBATCH --array=0-%d\n#SBATCH --requeue\n#SBATCH --open-mode=append\n", o.Shards-1)
+		if len(c.Services) > 0 {
+			// Services listen on fixed ports: two tasks on one node would
+			// collide, and one would drive the other's server.
+			w.WriteString("#SBATCH --exclusive\n")
+		}
 	}
 	w.WriteString("\nset -o pipefail\ncd " + shellQuote(dir) + "\n")
+	fail(&w, sharded)
 	var pids []string
 	for _, s := range c.Services {
 		pids = append(pids, c.service(&w, s))
@@ -119,7 +127,7 @@ func (c *Config) script(b Benchmark, dir string, o RenderOptions) string {
 		for _, tok := range flatten("", b.Prepare) {
 			prep = append(prep, shellQuote(tok))
 		}
-		w.WriteString(strings.Join(prep, " ") + " || exit 1\n")
+		w.WriteString(strings.Join(prep, " ") + " || fail $?\n")
 	}
 	fmt.Fprintf(&w, "GYM_CMD=(\n  %s\n)\n", strings.Join(cmd, "\n  "))
 	w.WriteString(envPrefix(c.Driver.Env))
@@ -127,20 +135,34 @@ func (c *Config) script(b Benchmark, dir string, o RenderOptions) string {
 		"--output=" + shellQuote(filepath.Join(dir, "logs")) + "/driver-${SLURM_JOB_ID}.log \"${GYM_CMD[@]}\"\n")
 	w.WriteString("DRIVER_RC=$?\n")
 	if len(pids) > 0 {
-		fmt.Fprintf(&w, "kill %s 2>/dev/null\nwait\n", strings.Join(pids, " "))
+		// A service that ignores SIGTERM must not hold the job to its
+		// walltime.
+		fmt.Fprintf(&w, `kill %[1]s 2>/dev/null
+for _ in $(seq %[2]d); do kill -0 %[1]s 2>/dev/null || break; sleep 1; done
+kill -9 %[1]s 2>/dev/null
+wait
+`, strings.Join(pids, " "), serviceStopGrace)
 	}
-	if sharded {
-		// A shard that failed (a node lost, rollouts that failed) goes back
-		// in the queue to resume, a bounded number of times; Slurm itself
-		// requeues a pre-empted one.
-		fmt.Fprintf(&w, `if [ "$DRIVER_RC" != 0 ] && [ "${SLURM_RESTART_COUNT:-0}" -lt %d ]; then
-  echo "shard ${SLURM_ARRAY_TASK_ID} failed (exit $DRIVER_RC); requeued to resume" >&2
-  scontrol requeue "${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}"
-fi
-`, maxShardRequeues)
-	}
-	w.WriteString("exit $DRIVER_RC\n")
+	w.WriteString(`[ "$DRIVER_RC" = 0 ] || fail "$DRIVER_RC"` + "\n")
 	return w.String()
+}
+
+// fail is the script's way out on an error: a shard goes back in the queue
+// to resume, a bounded number of times (Slurm itself requeues a pre-empted
+// one); anything else exits.
+func fail(w *strings.Builder, sharded bool) {
+	if !sharded {
+		w.WriteString("fail() { exit \"$1\"; }\n")
+		return
+	}
+	fmt.Fprintf(w, `fail() {
+  if [ "${SLURM_RESTART_COUNT:-0}" -lt %d ]; then
+    echo "shard ${SLURM_ARRAY_TASK_ID} failed (exit $1); requeued to resume" >&2
+    scontrol requeue "${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}"
+  fi
+  exit "$1"
+}
+`, maxShardRequeues)
 }
 
 // service starts s in the background and returns its pid variable.
@@ -159,7 +181,7 @@ func (c *Config) service(w *strings.Builder, s Service) string {
 			args = append(args, s.ExtraArgs)
 		}
 		if s.Instances > 1 {
-			args = append(args, "--data-parallel-size", strconv.Itoa(s.Instances))
+			args = append(args, "--data-parallel-size", strconv.Itoa(s.Instances), "--data-parallel-rpc-port", strconv.Itoa(s.DataParallelPort))
 		}
 		if s.TrustRemoteCode {
 			args = append(args, "--trust-remote-code")
@@ -195,9 +217,9 @@ func health(w *strings.Builder, s Service) {
 	pid := pidVar(s.Name)
 	fmt.Fprintf(w, `
 for attempt in $(seq %[1]d); do
-  if ! kill -0 "$%[2]s" 2>/dev/null; then echo "%[3]s died during startup." >&2; exit 1; fi
+  if ! kill -0 "$%[2]s" 2>/dev/null; then echo "%[3]s died during startup." >&2; fail 1; fi
   if curl -sf --max-time %[4]d %[5]s >/dev/null; then break; fi
-  if [ "$attempt" = %[1]d ]; then echo "ERROR: %[3]s did not become healthy after %[1]d attempts." >&2; exit 1; fi
+  if [ "$attempt" = %[1]d ]; then echo "ERROR: %[3]s did not become healthy after %[1]d attempts." >&2; fail 1; fi
   sleep %[4]d
 done
 `, attempts, pid, s.Name, healthInterval, shellQuote(fmt.Sprintf("http://localhost:%d%s", s.Health.Port, s.Health.Path)))
@@ -245,16 +267,16 @@ func containerFlags(image string, mounts []string) string {
 	return f + "--container-image=" + shellQuote(image) + " "
 }
 
-func envPrefix(env []KV) string {
+func envPrefix(env []EnvVar) string {
 	if len(env) == 0 {
 		return ""
 	}
 	parts := []string{"env"}
-	for _, kv := range env {
-		if strings.HasPrefix(kv.Value, "${") {
-			parts = append(parts, kv.Key+`="`+kv.Value+`"`)
+	for _, v := range env {
+		if v.FromVar {
+			parts = append(parts, v.Name+`="${`+v.Value+`}"`)
 		} else {
-			parts = append(parts, kv.Key+"="+shellQuote(kv.Value))
+			parts = append(parts, v.Name+"="+shellQuote(v.Value))
 		}
 	}
 	return strings.Join(parts, " ") + " "

@@ -61,3 +61,16 @@ func TestFlattenQuotes(t *testing.T) {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }
+
+// A literal env value stays literal in the script, whatever it holds,
+// an escaped interpolation included.
+func TestLiteralEnvIsQuoted(t *testing.T) {
+	c, err := load(t, strings.Replace(withPolicy, `CUDA_CACHE: "lit:/tmp/cuda"`, `CUDA_CACHE: 'lit:\${HOME}"; echo INJECTED; "'`, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := c.Render(RenderOptions{RunDir: "/runs/r", Gym: "/runs/r/bin/gym", Shards: 1})[0].Script
+	if want := `CUDA_CACHE='${HOME}"; echo INJECTED; "'`; !strings.Contains(script, want) {
+		t.Errorf("script does not hold %s:\n%s", want, script)
+	}
+}

@@ -47,12 +47,12 @@ type Status struct {
 // (or a benchmark directory in it), or by a Slurm job id of it, looked up
 // in the run directories under searchDirs.
 func FindRecord(ref string, searchDirs []string) (*Record, error) {
-	for _, dir := range []string{ref, filepath.Dir(ref)} {
-		if rec, err := readRecord(filepath.Join(dir, RecordFile)); err == nil || !errors.Is(err, os.ErrNotExist) {
-			return rec, err
+	if ref == "" || strings.Trim(ref, "0123456789") != "" {
+		for _, dir := range []string{ref, filepath.Dir(ref)} {
+			if rec, err := readRecord(filepath.Join(dir, RecordFile)); err == nil || !errors.Is(err, os.ErrNotExist) {
+				return rec, err
+			}
 		}
-	}
-	if strings.Trim(ref, "0123456789") != "" || ref == "" {
 		return nil, fmt.Errorf("%s is neither a run directory of gym eval submit (holding %s) nor a Slurm job id", ref, RecordFile)
 	}
 	for _, root := range searchDirs {

@@ -59,11 +59,12 @@ type BenchmarkJob struct {
 // SubmitError is a submission Slurm refused; whatever was already queued
 // has been cancelled.
 type SubmitError struct {
-	Benchmark string
-	Cmd       string
-	Stderr    string
-	Err       error
-	Cancelled []string
+	Benchmark   string
+	Cmd         string
+	Stderr      string
+	Err         error
+	Cancelled   []string
+	StillQueued []string // scancel failed: cancel these by hand
 }
 
 func (e *SubmitError) Error() string {
@@ -73,6 +74,9 @@ func (e *SubmitError) Error() string {
 	}
 	if len(e.Cancelled) > 0 {
 		msg += "\nCancelled the jobs already submitted: " + strings.Join(e.Cancelled, ", ")
+	}
+	if len(e.StillQueued) > 0 {
+		msg += "\nCould not cancel these, which are still queued; scancel them by hand: " + strings.Join(e.StillQueued, ", ")
 	}
 	return msg
 }
@@ -113,6 +117,7 @@ func Submit(ctx context.Context, c *Config, o Options) (*Record, error) {
 		return nil, err
 	}
 	if err := stage(runDir, o.Self, jobs); err != nil {
+		os.RemoveAll(runDir)
 		return nil, err
 	}
 	rec := &Record{GymJobID: id, GymVersion: o.Version, SubmittedAt: o.Now.UTC().Format("2006-01-02T15:04:05Z"), RunDir: runDir,
@@ -127,6 +132,8 @@ func Submit(ctx context.Context, c *Config, o Options) (*Record, error) {
 		for _, q := range queued {
 			if _, cerr := o.Slurm(context.WithoutCancel(ctx), "scancel", q); cerr == nil {
 				se.Cancelled = append(se.Cancelled, q)
+			} else {
+				se.StillQueued = append(se.StillQueued, q)
 			}
 		}
 		// With nothing left queued the staged run is removed: no half

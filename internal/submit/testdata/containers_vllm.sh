@@ -11,14 +11,15 @@
 
 set -o pipefail
 cd /runs/gym-job-20260101T000000Z-abcdef/aime
+fail() { exit "$1"; }
 
 env HF_TOKEN="${HF_TOKEN}" CUDA_CACHE=/tmp/cuda WORK="${SLURM_SUBMIT_DIR}" srun --overlap --nodes=1 --ntasks=1 --no-container-mount-home --container-image=nvcr.io/nvidia/vllm:25.01 --output=logs/policy-${SLURM_JOB_ID}.log vllm serve Qwen/Qwen3-8B --port 8000 --tensor-parallel-size 4 &
 POLICY_PID=$!
 
 for attempt in $(seq 12); do
-  if ! kill -0 "$POLICY_PID" 2>/dev/null; then echo "policy died during startup." >&2; exit 1; fi
+  if ! kill -0 "$POLICY_PID" 2>/dev/null; then echo "policy died during startup." >&2; fail 1; fi
   if curl -sf --max-time 5 http://localhost:8000/health >/dev/null; then break; fi
-  if [ "$attempt" = 12 ]; then echo "ERROR: policy did not become healthy after 12 attempts." >&2; exit 1; fi
+  if [ "$attempt" = 12 ]; then echo "ERROR: policy did not become healthy after 12 attempts." >&2; fail 1; fi
   sleep 5
 done
 
@@ -37,5 +38,7 @@ GYM_CMD=(
 srun --overlap --nodes=1 --ntasks=1 --output=/runs/gym-job-20260101T000000Z-abcdef/aime/logs/driver-${SLURM_JOB_ID}.log "${GYM_CMD[@]}"
 DRIVER_RC=$?
 kill $POLICY_PID 2>/dev/null
+for _ in $(seq 30); do kill -0 $POLICY_PID 2>/dev/null || break; sleep 1; done
+kill -9 $POLICY_PID 2>/dev/null
 wait
-exit $DRIVER_RC
+[ "$DRIVER_RC" = 0 ] || fail "$DRIVER_RC"

@@ -6,6 +6,7 @@
 
 set -o pipefail
 cd /runs/gym-job-20260101T000000Z-abcdef/mcqa
+fail() { exit "$1"; }
 
 GYM_CMD=(
   /runs/gym-job-20260101T000000Z-abcdef/bin/gym eval run
@@ -18,4 +19,4 @@ GYM_CMD=(
 )
 srun --overlap --nodes=1 --ntasks=1 --output=/runs/gym-job-20260101T000000Z-abcdef/mcqa/logs/driver-${SLURM_JOB_ID}.log "${GYM_CMD[@]}"
 DRIVER_RC=$?
-exit $DRIVER_RC
+[ "$DRIVER_RC" = 0 ] || fail "$DRIVER_RC"

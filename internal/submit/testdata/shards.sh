@@ -9,6 +9,13 @@
 
 set -o pipefail
 cd /runs/gym-job-20260101T000000Z-abcdef/mcqa
+fail() {
+  if [ "${SLURM_RESTART_COUNT:-0}" -lt 2 ]; then
+    echo "shard ${SLURM_ARRAY_TASK_ID} failed (exit $1); requeued to resume" >&2
+    scontrol requeue "${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}"
+  fi
+  exit "$1"
+}
 
 GYM_CMD=(
   /runs/gym-job-20260101T000000Z-abcdef/bin/gym eval run
@@ -24,11 +31,7 @@ GYM_CMD=(
 )
 srun --overlap --nodes=1 --ntasks=1 --output=/runs/gym-job-20260101T000000Z-abcdef/mcqa/logs/driver-${SLURM_JOB_ID}.log "${GYM_CMD[@]}"
 DRIVER_RC=$?
-if [ "$DRIVER_RC" != 0 ] && [ "${SLURM_RESTART_COUNT:-0}" -lt 2 ]; then
-  echo "shard ${SLURM_ARRAY_TASK_ID} failed (exit $DRIVER_RC); requeued to resume" >&2
-  scontrol requeue "${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}"
-fi
-exit $DRIVER_RC
+[ "$DRIVER_RC" = 0 ] || fail "$DRIVER_RC"
 # ---- aggregate.sh ----
 #!/bin/bash
 #SBATCH --job-name=gym-mcqa-aggregate
