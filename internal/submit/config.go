@@ -374,7 +374,8 @@ func (c *Config) validate(computes []string) error {
 		return &ConfigError{Msg: fmt.Sprintf("Submit config '%s' is invalid: invalid configuration: compute (one Slurm compute entry is required).", c.File)}
 	}
 	if c.Compute.Hostname != "" {
-		if h, _ := os.Hostname(); h != c.Compute.Hostname {
+		short := func(h string) string { return strings.ToLower(strings.SplitN(h, ".", 2)[0]) }
+		if h, _ := os.Hostname(); short(h) != short(c.Compute.Hostname) {
 			return &ConfigError{Msg: fmt.Sprintf("compute.%s.hostname is %q: gym submits on this machine only (run gym eval submit on a login node); submission over SSH is not supported yet", c.Compute.Name, c.Compute.Hostname)}
 		}
 	}
