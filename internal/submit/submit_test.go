@@ -32,9 +32,10 @@ func (f *fakeSlurm) run(_ context.Context, name string, args ...string) (string,
 	return strconv.Itoa(f.next) + ";cluster\n", nil
 }
 
-// When Slurm refuses a submission, what was already queued is cancelled,
-// the refusal is shown, and the staged run is removed.
-func TestSubmitCancelsWhatWasQueuedWhenSlurmRefuses(t *testing.T) {
+// submittable is the minimal config with its output in a temp dir, and a
+// binary to stage.
+func submittable(t *testing.T) (*Config, string) {
+	t.Helper()
 	c, err := load(t, minimal)
 	if err != nil {
 		t.Fatal(err)
@@ -44,8 +45,15 @@ func TestSubmitCancelsWhatWasQueuedWhenSlurmRefuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return c, self
+}
+
+// When Slurm refuses a submission, what was already queued is cancelled,
+// the refusal is shown, and the staged run is removed.
+func TestSubmitCancelsWhatWasQueuedWhenSlurmRefuses(t *testing.T) {
+	c, self := submittable(t)
 	slurm := &fakeSlurm{failAt: 2}
-	_, err = Submit(context.Background(), c, Options{Self: self, Shards: 3, Now: time.Now(), Slurm: slurm.run})
+	_, err := Submit(context.Background(), c, Options{Self: self, Shards: 3, Now: time.Now(), Slurm: slurm.run})
 	var se *SubmitError
 	if !errors.As(err, &se) || !strings.Contains(err.Error(), "Invalid account") || strings.Join(se.Cancelled, ",") != "1" {
 		t.Fatalf("err = %v", err)
@@ -60,15 +68,7 @@ func TestSubmitCancelsWhatWasQueuedWhenSlurmRefuses(t *testing.T) {
 
 // A submission Slurm takes is recorded: the array job and its merge.
 func TestSubmitRecordsTheJobs(t *testing.T) {
-	c, err := load(t, minimal)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Output = t.TempDir()
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, self := submittable(t)
 	slurm := &fakeSlurm{}
 	rec, err := Submit(context.Background(), c, Options{Self: self, Shards: 3, Now: time.Now(), Slurm: slurm.run})
 	if err != nil {
