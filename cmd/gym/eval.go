@@ -260,7 +260,7 @@ func runEvalRun(ctx context.Context, opts *runOptions) error {
 		if input == "" {
 			return missingConfig(keyInput)
 		}
-		run.agentURL = headAgentURLs(res)
+		run.agentURL = headAgentURLs(res, run.client)
 		return run.collect(ctx, opts, roots.resolveExisting(input), "--input")
 	}
 	return run.endToEnd(ctx, opts, split)
@@ -526,7 +526,7 @@ func configAgentURLs(global *tree.Node) func(context.Context, string) (string, e
 
 // headAgentURLs finds agents through the head server of servers started by
 // `gym env start`, as NeMo Gym's --no-serve collector does.
-func headAgentURLs(res *config.Result) func(context.Context, string) (string, error) {
+func headAgentURLs(res *config.Result, client *server.Client) func(context.Context, string) (string, error) {
 	var (
 		once   sync.Once
 		lookup func(context.Context, string) (string, error)
@@ -538,6 +538,9 @@ func headAgentURLs(res *config.Result) func(context.Context, string) (string, er
 			global, err = launcher.NewHeadClient(res).Config(ctx)
 			if err == nil {
 				lookup = configAgentURLs(global)
+				// The servers are the head server's, which the local config
+				// may not name: they get the run token (if any) too.
+				client.TrustServers(server.RunServers(global, res.LookupEnv))
 			}
 		})
 		if err != nil {

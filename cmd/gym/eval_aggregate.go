@@ -110,7 +110,7 @@ func runEvalAggregate(ctx context.Context, opts *aggregateOptions) error {
 		if err != nil {
 			return err
 		}
-		agg = rollout.AgentServers{Client: client, AgentURL: headAgentURLs(res)}
+		agg = rollout.AgentServers{Client: client, AgentURL: headAgentURLs(res, client)}
 	} else {
 		agg = rollout.InProcess{Handler: inProcessMetrics(res, f)}
 	}

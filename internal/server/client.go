@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -91,7 +92,7 @@ type Client struct {
 	maxBackoff    time.Duration
 	retryDeadline time.Duration // 0: none
 	runToken      string
-	runServers    map[string]bool // canonicalHostPort of each
+	runServers    atomic.Pointer[map[string]bool] // canonicalHostPort of each; replaced whole by TrustServers
 	logger        *slog.Logger
 	// Seams for tests: waiting, jitter and the clock.
 	sleep  func(context.Context, time.Duration) error
@@ -148,19 +149,36 @@ func NewClient(opts ClientOptions) *Client {
 		maxBackoff:    opts.MaxBackoff,
 		retryDeadline: max(opts.RetryDeadline, 0),
 		runToken:      opts.RunToken,
-		runServers:    make(map[string]bool, len(opts.RunServers)),
 		logger:        opts.Logger,
 		sleep:         Sleep,
 		jitter:        rand.Int64N,
 		now:           time.Now,
 	}
-	for _, hp := range opts.RunServers {
-		if host, port, err := net.SplitHostPort(hp); err == nil {
-			c.runServers[canonicalHostPort(host, port)] = true
-		}
-	}
+	c.TrustServers(opts.RunServers)
 	c.http = &http.Client{Transport: transport, Timeout: opts.Timeout, CheckRedirect: c.checkRedirect}
 	return c
+}
+
+// TrustServers adds host:port pairs to the run's servers, for a client
+// that learns them after it is made (from a head server's config).
+func (c *Client) TrustServers(hostports []string) {
+	next := map[string]bool{}
+	if cur := c.runServers.Load(); cur != nil {
+		for k := range *cur {
+			next[k] = true
+		}
+	}
+	for _, hp := range hostports {
+		if host, port, err := net.SplitHostPort(hp); err == nil {
+			next[canonicalHostPort(host, port)] = true
+		}
+	}
+	c.runServers.Store(&next)
+}
+
+func (c *Client) isRunServer(u *url.URL) bool {
+	m := c.runServers.Load()
+	return m != nil && (*m)[urlHostPort(u)]
 }
 
 // errTooManyRedirects is a redirect loop, which no retry gets out of.
@@ -174,7 +192,7 @@ func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) >= maxRedirects {
 		return errTooManyRedirects
 	}
-	if !c.runServers[urlHostPort(req.URL)] {
+	if !c.isRunServer(req.URL) {
 		req.Header = withoutRunToken(req.Header)
 	}
 	return nil
@@ -184,7 +202,7 @@ func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
 // is a server of the run, and without any run token otherwise, whoever set
 // it. h itself is never changed; a copy is made only when one is needed.
 func (c *Client) runTokenHeader(u *url.URL, h http.Header) http.Header {
-	if !c.runServers[urlHostPort(u)] {
+	if !c.isRunServer(u) {
 		return withoutRunToken(h)
 	}
 	if c.runToken == "" || slices.Equal(h[RunTokenHeader], []string{c.runToken}) {

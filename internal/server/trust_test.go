@@ -280,7 +280,7 @@ model: {responses_api_models: {openai_model: {host: 10.0.0.7, port: 8000}}}
 	if rt.RunToken != "tok" {
 		t.Errorf("RunToken %q", rt.RunToken)
 	}
-	if got := rt.Client.runServers; len(got) != 2 || !got["10.0.0.7:8000"] || !got["127.0.0.1:11000"] {
+	if got := *rt.Client.runServers.Load(); len(got) != 2 || !got["10.0.0.7:8000"] || !got["127.0.0.1:11000"] {
 		t.Errorf("the client's run servers %v, want the model and the head server", got)
 	}
 	rt, err = fromEnv(envMap(map[string]string{config.ConfigDictEnv: dict, config.ConfigPathEnv: "echo_server"}), io.Discard)
@@ -489,3 +489,24 @@ func TestClientRunTokenAcrossRedirects(t *testing.T) {
 }
 
 func bufioReader(s string) *bufio.Reader { return bufio.NewReader(strings.NewReader(s)) }
+
+// Servers learned after the client is made (from a head server's config)
+// get the token too; others still do not.
+func TestClientTrustServersLater(t *testing.T) {
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = append(got, r.Header.Get(RunTokenHeader))
+	}))
+	defer srv.Close()
+	c := NewClient(ClientOptions{RunToken: "tok", MaxRetries: -1})
+	if _, _, err := c.PostJSON(context.Background(), srv.URL, []byte(`{}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	c.TrustServers([]string{strings.TrimPrefix(srv.URL, "http://")})
+	if _, _, err := c.PostJSON(context.Background(), srv.URL, []byte(`{}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0] != "" || got[1] != "tok" {
+		t.Errorf("tokens sent %q, want none and then the run's", got)
+	}
+}
