@@ -59,6 +59,9 @@ func (c HeadClient) get(ctx context.Context, path string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading %s%s: %w", c.URL, path, err)
 	}
+	if resp.StatusCode == http.StatusUnauthorized {
+		return nil, fmt.Errorf("the head server at %s answered %s with %s: from another machine a run's config is served only with the run's token; set %s to the token its servers have in their environment", c.URL, path, resp.Status, server.RunTokenEnv)
+	}
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("the head server at %s answered %s with %s", c.URL, path, resp.Status)
 	}

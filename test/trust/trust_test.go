@@ -6,8 +6,8 @@ package trust
 
 import (
 	"bufio"
-	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -16,7 +16,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
 // testNet is a network namespace joined to this host by a veth pair.
@@ -86,43 +85,16 @@ func TestAnotherMachineNeedsTheRunToken(t *testing.T) {
 		t.Skip("no curl for the test host")
 	}
 	n := newTestNet(t)
-	dir := t.TempDir()
-	gym := filepath.Join(dir, "gym")
-	build := exec.Command("go", "build", "-o", gym, "../../cmd/gym")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	repo, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
+	gym, dir := buildGym(t)
 	head := freePort(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	start := exec.CommandContext(ctx, gym, "env", "start", "--model-type", "replay_model",
+	start := startRun(t, gym, dir, "env", "start", "--model-type", "replay_model",
 		"++default_host=0.0.0.0", "++head_server.host=0.0.0.0", "++head_server.port="+strconv.Itoa(head),
 		"+policy_api_key=sk-do-not-leak")
-	start.Dir = dir
-	start.Env = append(os.Environ(), "GYM_INSTALL_ROOT="+repo, "NO_COLOR=1", "NEMO_GYM_EXTRA_ROOTS=")
-	start.Cancel = func() error { return start.Process.Signal(os.Interrupt) }
-	out, err := start.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	start.Stderr = start.Stdout
-	if err := start.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		start.Process.Signal(os.Interrupt)
-		start.Wait()
-	}()
-	modelPort := waitReady(t, out)
+	modelPort := waitReady(t, start.out)
 
 	headURL := fmt.Sprintf("http://%s:%d", n.hostIP, head)
 	modelURL := fmt.Sprintf("http://%s:%d", n.hostIP, modelPort)
-	token := runToken(t, start.Process.Pid)
+	token := runToken(t, start.cmd.Process.Pid)
 	tests := []struct {
 		name, method, url string
 		header            []string
@@ -149,6 +121,86 @@ func TestAnotherMachineNeedsTheRunToken(t *testing.T) {
 				t.Errorf("the config is not the run's: %s", body)
 			}
 		})
+	}
+}
+
+// buildGym builds gym into a temp dir, which it returns too.
+func buildGym(t *testing.T) (gym, dir string) {
+	t.Helper()
+	dir = t.TempDir()
+	gym = filepath.Join(dir, "gym")
+	build := exec.Command("go", "build", "-o", gym, "../../cmd/gym")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return gym, dir
+}
+
+// run is a gym command running in the background for a test.
+type run struct {
+	cmd *exec.Cmd
+	out io.Reader
+}
+
+// startRun starts gym with args in dir, with the repository as install
+// root, and interrupts it at the test's end.
+func startRun(t *testing.T, gym, dir string, args ...string) *run {
+	t.Helper()
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(gym, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GYM_INSTALL_ROOT="+repo, "NO_COLOR=1", "NEMO_GYM_EXTRA_ROOTS=")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		cmd.Wait()
+	})
+	return &run{cmd: cmd, out: out}
+}
+
+// Servers on this host, the collector on the test host: gym eval run
+// --no-serve from another machine runs every rollout with the run's token,
+// and is refused the config without it.
+func TestCollectorOnAnotherMachine(t *testing.T) {
+	n := newTestNet(t)
+	gym, dir := buildGym(t)
+	head := freePort(t)
+	start := startRun(t, gym, dir, "env", "start", "--benchmark", "mcqa_example", "--model-type", "replay_model",
+		"++default_host="+n.hostIP, "++head_server.host="+n.hostIP, "++head_server.port="+strconv.Itoa(head))
+	waitReady(t, start.out)
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	collect := func(output string, env ...string) (string, error) {
+		args := append([]string{"netns", "exec", n.ns, "env", "GYM_INSTALL_ROOT=" + repo, "NO_COLOR=1"}, env...)
+		args = append(args, gym, "eval", "run", "--no-serve", "--agent", "mcqa_example_mcqa_simple_agent",
+			"--input", filepath.Join(repo, "benchmarks/mcqa_example/data/mcqa_example_benchmark.jsonl"),
+			"-o", filepath.Join(dir, output), "++head_server.host="+n.hostIP, "++head_server.port="+strconv.Itoa(head))
+		out, err := exec.Command("ip", args...).CombinedOutput()
+		return string(out), err
+	}
+	if out, err := collect("without/r.jsonl"); err == nil || !strings.Contains(out, "401 Unauthorized") || !strings.Contains(out, "GYM_RUN_TOKEN") {
+		t.Errorf("without the token: %v\n%s", err, out)
+	}
+	out, err := collect("with/r.jsonl", "GYM_RUN_TOKEN="+runToken(t, start.cmd.Process.Pid))
+	if err != nil {
+		t.Fatalf("with the token: %v\n%s", err, out)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "with/r.jsonl"))
+	if err != nil || strings.Count(string(data), "\n") != 5 {
+		t.Errorf("rollouts collected from the test host: %v\n%s", err, data)
 	}
 }
 
