@@ -164,7 +164,7 @@ func Start(ctx context.Context, opts Options) (*Launch, error) {
 		l.Stop()
 		return nil, fmt.Errorf("the config is %d bytes as YAML, more than the %d bytes one environment variable can hold; trim unused blocks from it", len(yaml), ConfigYAMLSizeLimit)
 	}
-	if l.token, err = newRunToken(); err != nil {
+	if l.token, err = runToken(opts.Environ); err != nil {
 		headListener.Close()
 		l.Stop()
 		return nil, err
@@ -281,9 +281,16 @@ func (l *Launch) childEnv(spec ChildSpec, yaml string) []string {
 	return append(env, config.ConfigDictEnv+"="+yaml, config.ConfigPathEnv+"="+spec.Instance, server.RunTokenEnv+"="+l.token)
 }
 
-// newRunToken is a run's token: 256 random bits, in hex so that it fits a
-// header and an environment variable as it is.
-func newRunToken() (string, error) {
+// runToken is the run's token: the one GYM_RUN_TOKEN gives, so that the
+// steps of one job on several machines trust each other, or else 256 new
+// random bits, in hex so that it fits a header and an environment variable
+// as it is.
+func runToken(environ []string) (string, error) {
+	for _, kv := range environ {
+		if v, ok := strings.CutPrefix(kv, server.RunTokenEnv+"="); ok && v != "" {
+			return v, nil
+		}
+	}
 	b := make([]byte, 32)
 	if _, err := rand.Read(b); err != nil {
 		return "", fmt.Errorf("cannot make the run token: %w", err)

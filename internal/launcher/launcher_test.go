@@ -541,8 +541,7 @@ func TestHeadServerConfigNeedsTheTokenFromAnotherMachine(t *testing.T) {
 	}
 }
 
-// Every child gets the run's token, and one inherited from a parent run
-// is not passed on.
+// Every child gets the run's token, never a second one inherited.
 func TestChildEnvCarriesTheRunToken(t *testing.T) {
 	l := &Launch{opts: Options{Environ: []string{server.RunTokenEnv + "=parent"}}, token: "this-run"}
 	env := l.childEnv(ChildSpec{Instance: "m"}, "")
@@ -554,6 +553,19 @@ func TestChildEnvCarriesTheRunToken(t *testing.T) {
 	}
 	if len(got) != 1 || got[0] != server.RunTokenEnv+"=this-run" {
 		t.Errorf("token entries %v", got)
+	}
+}
+
+// A token given by the environment is the run's, so that the steps of one
+// job on several machines share it; without one each run makes its own.
+func TestRunTokenFromTheEnvironment(t *testing.T) {
+	if tok, err := runToken([]string{"A=1", server.RunTokenEnv + "=shared"}); err != nil || tok != "shared" {
+		t.Errorf("runToken = %q, %v", tok, err)
+	}
+	a, _ := runToken(nil)
+	b, _ := runToken([]string{server.RunTokenEnv + "="})
+	if len(a) != 64 || len(b) != 64 || a == b {
+		t.Errorf("made tokens %q and %q", a, b)
 	}
 }
 

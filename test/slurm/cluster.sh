@@ -2,24 +2,29 @@
 # A single-node Slurm cluster for the tests, private to one directory: its
 # own munge socket and key, its own ports, state and logs, so it never meets
 # a system Slurm.
-#   cluster.sh start DIR   install what is missing, start munged, slurmctld
-#                          and slurmd, wait until the node is idle, print
-#                          the SLURM_CONF line to use
-#   cluster.sh stop DIR    stop all three
+#   cluster.sh start DIR [2]  install what is missing, start munged,
+#                          slurmctld and slurmd, wait until the node is
+#                          idle, print the SLURM_CONF line to use; with 2,
+#                          two nodes, node1 and node2, each a test host in a
+#                          network namespace of its own (its own address
+#                          and host name) on a bridge with this host
+#   cluster.sh stop DIR    stop it all and remove the namespaces
 # Exits 3 when no Slurm can be started here (not root, or the packages
 # cannot be installed), saying why on stderr.
 set -euo pipefail
 cmd=${1:?usage: cluster.sh start|stop DIR}
 dir=${2:?usage: cluster.sh start|stop DIR}
+nodes=${3:-1}
 skip() { echo "$*" >&2; exit 3; }
 
 stop() {
-  for p in slurmd slurmctld munged; do
+  local daemons=(slurmd slurmd-node1 slurmd-node2 slurmctld munged)
+  for p in "${daemons[@]}"; do
     if [[ -f $dir/$p.pid ]]; then
       kill "$(cat "$dir/$p.pid")" 2>/dev/null || true
     fi
   done
-  for p in slurmd slurmctld munged; do
+  for p in "${daemons[@]}"; do
     if [[ -f $dir/$p.pid ]]; then
       pid=$(cat "$dir/$p.pid")
       for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
@@ -27,6 +32,15 @@ stop() {
       rm -f "$dir/$p.pid"
     fi
   done
+  if [[ -f $dir/net ]]; then
+    read -r bridge ns1 ns2 <"$dir/net"
+    for ns in "$ns1" "$ns2"; do
+      ip netns del "$ns" 2>/dev/null || true
+      rm -rf "/etc/netns/$ns"
+    done
+    ip link del "$bridge" 2>/dev/null || true
+    rm -f "$dir/net"
+  fi
 }
 
 if [[ $cmd == stop ]]; then
@@ -39,6 +53,12 @@ if ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null || ! comm
   command -v apt-get >/dev/null || skip "no Slurm and no apt-get to install Debian's"
   { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slurmctld slurmd slurm-client munge; } >"$dir/apt.log" 2>&1 ||
     skip "cannot install Debian's slurmctld, slurmd, slurm-client and munge: $(tail -1 "$dir/apt.log")"
+fi
+
+[[ $nodes == 1 || $nodes == 2 ]] || { echo "cluster.sh: 1 or 2 nodes, not $nodes" >&2; exit 2; }
+if [[ $nodes == 2 ]]; then
+  command -v ip >/dev/null && command -v nsenter >/dev/null && command -v unshare >/dev/null ||
+    skip "two test nodes need ip (iproute2), nsenter and unshare"
 fi
 
 mkdir -p "$dir/state" "$dir/spool" "$dir/munge"
@@ -86,16 +106,55 @@ SchedulerType=sched/backfill
 SlurmctldTimeout=30
 SlurmdTimeout=30
 MinJobAge=300
-NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$mem State=UNKNOWN
-PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 CONF
 
 export SLURM_CONF=$dir/slurm.conf
+if [[ $nodes == 1 ]]; then
+  echo "NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$mem State=UNKNOWN" >>"$SLURM_CONF"
+else
+  # Two test hosts on a bridge: 10.218.<n>.2 and .3, this host .1; each
+  # names itself (UTS namespace) and resolves both (a hosts file of its
+  # own), so use_absolute_ip gives each its own address.
+  n=$(( $(echo "$dir" | cksum | cut -d' ' -f1) % 250 ))
+  bridge=gymbr$n ns1=gymn${n}a ns2=gymn${n}b
+  echo "$bridge $ns1 $ns2" >"$dir/net"
+  ip link add "$bridge" type bridge
+  ip addr add "10.218.$n.1/24" dev "$bridge"
+  ip link set "$bridge" up
+  i=1
+  for ns in "$ns1" "$ns2"; do
+    ip netns add "$ns"
+    ip link add "gv$n$i" type veth peer name "gv${n}n$i"
+    ip link set "gv$n$i" master "$bridge"
+    ip link set "gv$n$i" up
+    ip link set "gv${n}n$i" netns "$ns"
+    ip -n "$ns" addr add "10.218.$n.$((i + 1))/24" dev "gv${n}n$i"
+    ip -n "$ns" link set "gv${n}n$i" up
+    ip -n "$ns" link set lo up
+    mkdir -p "/etc/netns/$ns"
+    printf '127.0.0.1 localhost\n10.218.%s.2 node1\n10.218.%s.3 node2\n10.218.%s.1 %s\n' "$n" "$n" "$n" "$host" >"/etc/netns/$ns/hosts"
+    echo "NodeName=node$i NodeAddr=10.218.$n.$((i + 1)) NodeHostname=node$i CPUs=1 RealMemory=1000 State=UNKNOWN" >>"$SLURM_CONF"
+    i=$((i + 1))
+  done
+  sed -i "s/^SlurmctldHost=.*/SlurmctldHost=$host(10.218.$n.1)/; s|^SlurmdPidFile=.*|SlurmdPidFile=$dir/slurmd-%n.pid|; s|^SlurmdSpoolDir=.*|SlurmdSpoolDir=$dir/spool-%n|; s|^SlurmdLogFile=.*|SlurmdLogFile=$dir/slurmd-%n.log|" "$SLURM_CONF"
+fi
+echo "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP" >>"$SLURM_CONF"
 slurmctld -f "$SLURM_CONF" -c -i
-slurmd -f "$SLURM_CONF"
+if [[ $nodes == 1 ]]; then
+  slurmd -f "$SLURM_CONF"
+else
+  i=1
+  for ns in "$ns1" "$ns2"; do
+    # nsenter, not `ip netns exec`, which mounts a sysfs without the
+    # cgroup hierarchy slurmd needs.
+    nsenter --net="/var/run/netns/$ns" unshare --uts --mount --propagation private \
+      sh -c "mount --bind /etc/netns/$ns/hosts /etc/hosts && hostname node$i && exec slurmd -f '$SLURM_CONF' -N node$i"
+    i=$((i + 1))
+  done
+fi
 for _ in $(seq 300); do
-  state=$(sinfo -h -o %t 2>/dev/null || true)
-  if [[ $state == idle ]]; then
+  state=$(sinfo -h -o %t 2>/dev/null | sort -u | tr '\n' ' ' || true)
+  if [[ $state == "idle " ]]; then
     echo "SLURM_CONF=$SLURM_CONF"
     exit 0
   fi

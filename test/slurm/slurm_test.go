@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -23,9 +24,10 @@ type cluster struct {
 	conf string // SLURM_CONF for every command
 }
 
-// startCluster starts a cluster for the test and stops it at its end;
-// it skips, saying why, where none can be started.
-func startCluster(t *testing.T) *cluster {
+// startCluster starts a cluster of one node (or two, each a test host of
+// its own) for the test and stops it at its end; it skips, saying why,
+// where none can be started.
+func startCluster(t *testing.T, nodes ...int) *cluster {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "gym-slurm-")
 	if err != nil {
@@ -35,21 +37,25 @@ func startCluster(t *testing.T) *cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(script, "start", dir).Output()
+	args := []string{"start", dir}
+	if len(nodes) > 0 {
+		args = append(args, strconv.Itoa(nodes[0]))
+	}
+	// Stopped whatever happens: a start that fails half way has started
+	// something.
+	t.Cleanup(func() {
+		exec.Command(script, "stop", dir).Run()
+		os.RemoveAll(dir)
+	})
+	out, err := exec.Command(script, args...).Output()
 	var exit *exec.ExitError
 	if errors.As(err, &exit) && exit.ExitCode() == 3 {
-		os.RemoveAll(dir)
 		t.Skipf("no Slurm can be started here: %s", strings.TrimSpace(string(exit.Stderr)))
 	}
 	if err != nil {
 		t.Fatalf("cluster.sh start: %v\n%s", err, exitStderr(err))
 	}
-	c := &cluster{dir: dir, conf: strings.TrimPrefix(strings.TrimSpace(string(out)), "SLURM_CONF=")}
-	t.Cleanup(func() {
-		exec.Command(script, "stop", dir).Run()
-		os.RemoveAll(dir)
-	})
-	return c
+	return &cluster{dir: dir, conf: strings.TrimPrefix(strings.TrimSpace(string(out)), "SLURM_CONF=")}
 }
 
 // run runs a Slurm command against the cluster and returns its output.
@@ -410,5 +416,51 @@ job: {output_path: results}
 	merged := filepath.Join(b.JobDir, "artifacts", "rollouts.jsonl")
 	if got := pairs(t, merged); len(got) != 10 {
 		t.Errorf("merged %v", got)
+	}
+}
+
+// Two nodes, each a test host with its own address and name: the servers
+// run on one (use_absolute_ip: they bind and announce node1's address), the
+// collector on the other, in one job sharing the run's token.
+func TestServersOnOneNodeCollectorOnTheOther(t *testing.T) {
+	c := startCluster(t, 2)
+	gym := buildGym(t)
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(c.dir, "out", "r.jsonl")
+	job := filepath.Join(c.dir, "two.sh")
+	if err := os.WriteFile(job, []byte(`#!/bin/bash
+#SBATCH --nodes=2
+#SBATCH --output=`+c.dir+`/two-%j.out
+export GYM_INSTALL_ROOT=`+repo+` NO_COLOR=1
+export GYM_RUN_TOKEN=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+srun --overlap -w node1 -N1 -n1 `+gym+` env start --benchmark mcqa_example --model-type replay_model \
+  ++use_absolute_ip=true ++head_server.host=0.0.0.0 ++head_server.port=18444 > `+c.dir+`/servers.log 2>&1 &
+for i in $(seq 150); do curl -sf http://node1:18444/ >/dev/null && break; sleep 0.2; done
+srun --overlap -w node2 -N1 -n1 `+gym+` eval run --no-serve --agent mcqa_example_mcqa_simple_agent \
+  --input `+repo+`/benchmarks/mcqa_example/data/mcqa_example_benchmark.jsonl -o `+out+` \
+  ++head_server.host=node1 ++head_server.port=18444
+rc=$?
+kill %1
+wait
+exit $rc
+`), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	id := c.run(t, "sbatch", "--parsable", job)
+	c.waitFor(t, "the job to finish", func() bool { return c.run(t, "squeue", "-h", "-j", id) == "" })
+	logs := func() string {
+		a, _ := os.ReadFile(filepath.Join(c.dir, "two-"+id+".out"))
+		b, _ := os.ReadFile(filepath.Join(c.dir, "servers.log"))
+		return string(a) + "\n--- servers:\n" + string(b)
+	}
+	if got := pairs(t, out); len(got) != 5 {
+		t.Fatalf("rollouts %v\n%s", got, logs())
+	}
+	servers, _ := os.ReadFile(filepath.Join(c.dir, "servers.log"))
+	if !strings.Contains(string(servers), "'policy_model' listening on http://10.218.") {
+		t.Errorf("the servers did not bind node1's own address:\n%s", logs())
 	}
 }
