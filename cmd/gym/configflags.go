@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/nemo-gym-go/gym/internal/config/override"
 	"github.com/nemo-gym-go/gym/internal/resolve"
 )
 
@@ -95,7 +96,7 @@ func (c *configFlags) overrides(roots *resolve.Roots, verbose bool, passthrough 
 		{"policy_api_key", c.modelAPIKey},
 	} {
 		if kv.value != "" {
-			tokens = append(tokens, "+"+kv.key+"="+hydraQuote(kv.value))
+			tokens = append(tokens, "+"+kv.key+"="+override.Quote(kv.value))
 		}
 	}
 	return append(tokens, rest...), warnings, nil
@@ -124,30 +125,5 @@ func hydraListItem(s string) string {
 	if hydraPlain(s) && !strings.Contains(s, ":") {
 		return s
 	}
-	return hydraQuote(s)
-}
-
-// hydraQuote writes s as a single-quoted Hydra string, so a model name such
-// as "123" stays a string and keys with ',' or '=' survive.
-func hydraQuote(s string) string {
-	var b strings.Builder
-	b.WriteByte('\'')
-	backslashes := 0
-	for _, r := range s {
-		switch r {
-		case '\\':
-			backslashes++
-			b.WriteRune(r)
-			continue
-		case '\'':
-			b.WriteString(strings.Repeat(`\`, backslashes))
-			b.WriteString(`\'`)
-		default:
-			b.WriteRune(r)
-		}
-		backslashes = 0
-	}
-	b.WriteString(strings.Repeat(`\`, backslashes))
-	b.WriteByte('\'')
-	return b.String()
+	return override.Quote(s)
 }

@@ -73,7 +73,7 @@ func TestOverrides(t *testing.T) {
 // TestHydraQuote checks that any flag value reads back as the same string.
 func TestHydraQuote(t *testing.T) {
 	for _, s := range []string{"plain", "123", "true", "a,b=c", `it's`, `say "hi"`, `back\slash`, `trail\`, `\'`, "${oc.env:X}", "sk-ü", " padded "} {
-		ov, err := override.Parse("+k=" + hydraQuote(s))
+		ov, err := override.Parse("+k=" + override.Quote(s))
 		if err != nil {
 			t.Errorf("%q: %v", s, err)
 			continue

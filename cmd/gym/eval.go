@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/nemo-gym-go/gym/internal/config"
+	"github.com/nemo-gym-go/gym/internal/config/override"
 	"github.com/nemo-gym-go/gym/internal/config/tree"
 	"github.com/nemo-gym-go/gym/internal/launcher"
 	"github.com/nemo-gym-go/gym/internal/progress"
@@ -166,19 +167,19 @@ func (o *runOptions) tokens() []string {
 		}
 	}
 	set("resume", keyResume, "true")
-	set("agent", keyAgent, hydraQuote(o.agent))
-	set("input", keyInput, hydraQuote(o.input))
-	set("output", keyOutput, hydraQuote(o.output))
+	set("agent", keyAgent, override.Quote(o.agent))
+	set("input", keyInput, override.Quote(o.input))
+	set("output", keyOutput, override.Quote(o.output))
 	set("limit", keyLimit, strconv.Itoa(o.limit))
-	set("shard", keyShard, hydraQuote(o.shard))
+	set("shard", keyShard, override.Quote(o.shard))
 	numRepeats := strings.TrimSpace(o.numRepeats)
 	if !strings.HasPrefix(numRepeats, "{") {
-		numRepeats = hydraQuote(numRepeats)
+		numRepeats = override.Quote(numRepeats)
 	}
 	set("num-repeats", keyNumRepeats, numRepeats)
-	set("prompt-config", keyPromptConfig, hydraQuote(o.promptConfig))
+	set("prompt-config", keyPromptConfig, override.Quote(o.promptConfig))
 	set("concurrency", keyConcurrency, strconv.Itoa(o.concurrency))
-	set("split", keySplit, hydraQuote(o.split))
+	set("split", keySplit, override.Quote(o.split))
 	set("temperature", keyParams+".temperature", strconv.FormatFloat(o.temperature, 'g', -1, 64))
 	set("top-p", keyParams+".top_p", strconv.FormatFloat(o.topP, 'g', -1, 64))
 	set("max-output-tokens", keyParams+".max_output_tokens", strconv.Itoa(o.maxOutputTokens))

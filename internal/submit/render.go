@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/nemo-gym-go/gym/internal/config/override"
 	"github.com/nemo-gym-go/gym/internal/config/tree"
 )
 
@@ -326,12 +327,12 @@ func hydraValue(v *tree.Node) string {
 	case tree.String:
 		switch strings.ToLower(v.Str) {
 		case "true", "false", "null", "yes", "no", "on", "off", "nan", "inf":
-			return hydraQuote(v.Str)
+			return override.Quote(v.Str)
 		}
 		if plainHydra.MatchString(v.Str) {
 			return v.Str
 		}
-		return hydraQuote(v.Str)
+		return override.Quote(v.Str)
 	case tree.List:
 		items := make([]string, len(v.Items))
 		for i, it := range v.Items {
@@ -345,11 +346,7 @@ func hydraValue(v *tree.Node) string {
 		}
 		return "{" + strings.Join(parts, ",") + "}"
 	}
-	return hydraQuote(v.GoString())
-}
-
-func hydraQuote(s string) string {
-	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
+	return override.Quote(v.GoString())
 }
 
 // hydraShell is a path as an override value inside a double-quoted shell

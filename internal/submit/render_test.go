@@ -51,12 +51,12 @@ func TestRenderGolden(t *testing.T) {
 
 // Override values keep their meaning through Hydra's grammar and the shell.
 func TestFlattenQuotes(t *testing.T) {
-	c, err := load(t, strings.Replace(minimal, "split: benchmark}", "split: benchmark, prompt: \"it's a: test\", n: 3, t: 0.7, big: 123456789012345678901234567890, flag: 'true', nested: {k: [a, 'b c']}}", 1))
+	c, err := load(t, strings.Replace(minimal, "split: benchmark}", "split: benchmark, prompt: \"it's a: test\", path: 'C:\\dir\\', re: 'a\\b', n: 3, t: 0.7, big: 123456789012345678901234567890, flag: 'true', nested: {k: [a, 'b c']}}", 1))
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := strings.Join(flatten("", c.Driver.Benchmarks[0].Run), " ")
-	want := `+config_paths=[benchmarks/mcqa_example/config.yaml] ++split=benchmark ++prompt='it\'s a: test' ++n=3 ++t=0.7 ++big=123456789012345678901234567890 ++flag='true' ++nested.k=[a,'b c']`
+	want := `+config_paths=[benchmarks/mcqa_example/config.yaml] ++split=benchmark ++prompt='it\'s a: test' ++path='C:\dir\\' ++re='a\b' ++n=3 ++t=0.7 ++big=123456789012345678901234567890 ++flag='true' ++nested.k=[a,'b c']`
 	if got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
