@@ -1,8 +1,10 @@
 package server
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"io"
 	"net"
 	"net/http"
 	"net/netip"
@@ -45,6 +47,18 @@ const (
 func LocalClient(r *http.Request) bool {
 	ip, ok := peerIP(r)
 	return ok && (ip.IsLoopback() || machineAddrs.has(ip))
+}
+
+// InProcessRequest is a request handed straight to a handler of this
+// process (an agent's self-call, metrics computed in process). It never
+// crossed a network, so it comes from loopback as LocalClient reads it.
+func InProcessRequest(ctx context.Context, method, path string, body io.Reader) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, method, path, body)
+	if err != nil {
+		return nil, err
+	}
+	req.RemoteAddr = "127.0.0.1:0"
+	return req, nil
 }
 
 // TokenValid reports whether r carries token in X-Gym-Run-Token. The

@@ -510,3 +510,15 @@ func TestClientTrustServersLater(t *testing.T) {
 		t.Errorf("tokens sent %q, want none and then the run's", got)
 	}
 }
+
+// A request handed to a handler in process counts as local: an agent's
+// self-call must not need the token it would need from another machine.
+func TestInProcessRequestIsLocal(t *testing.T) {
+	req, err := InProcessRequest(context.Background(), http.MethodPost, "/v1/responses", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !LocalClient(req) {
+		t.Errorf("an in-process request from %q is not local", req.RemoteAddr)
+	}
+}
