@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/nemo-gym-go/gym/internal/config"
@@ -341,7 +342,7 @@ func (d *decoder) driver(o *obj, lookupEnv func(string) (string, bool)) Driver {
 	dr.Mounts = o.strList("mounts")
 	o.require("benchmarks")
 	o.each("benchmarks", func(name string, b *obj) {
-		bm := Benchmark{Name: name, Prepare: b.raw("prepare"), Run: b.raw("run")}
+		bm := Benchmark{Name: name, Prepare: b.get("prepare"), Run: b.get("run")}
 		for _, m := range []struct {
 			key string
 			n   *tree.Node
@@ -572,15 +573,10 @@ func ParseWalltime(s string) (int, error) {
 	return secs, nil
 }
 
+// atoiStrict reads digits only: no sign, no space.
 func atoiStrict(s string) (int, error) {
-	if s == "" || len(s) > 9 || strings.TrimLeft(s, "0123456789") != "" {
-		return 0, fmt.Errorf("not a number")
-	}
-	n := 0
-	for _, c := range s {
-		n = n*10 + int(c-'0')
-	}
-	return n, nil
+	n, err := strconv.ParseUint(s, 10, 30)
+	return int(n), err
 }
 
 func poolNames(pools []NodePool) string {

@@ -223,9 +223,6 @@ func (o *obj) each(key string, fn func(name string, v *obj)) {
 	}
 }
 
-// raw is the value at key as it is, for maps passed on as overrides.
-func (o *obj) raw(key string) *tree.Node { return o.get(key) }
-
 // done refuses every key of the mapping that was not read.
 func (o *obj) done() {
 	if o.n == nil {

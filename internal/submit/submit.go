@@ -1,7 +1,6 @@
 package submit
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -260,13 +259,7 @@ func RunSlurm(ctx context.Context, name string, args ...string) (string, error) 
 	if _, err := exec.LookPath(name); err != nil {
 		return "", fmt.Errorf("%s is not on PATH: gym eval submit runs Slurm's own commands, so run it where Slurm's client tools are installed (a login node): %w", name, err)
 	}
-	var stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		ee.Stderr = stderr.Bytes()
-	}
+	// Output keeps the command's stderr in the *exec.ExitError.
+	out, err := exec.CommandContext(ctx, name, args...).Output()
 	return string(out), err
 }
