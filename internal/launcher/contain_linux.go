@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -288,8 +289,11 @@ func ownCgroupDir() (string, error) {
 }
 
 // ownCgroupRoot is where the cgroup v2 hierarchy is mounted: /sys/fs/cgroup
-// on a unified machine, /sys/fs/cgroup/unified on a hybrid one.
-func ownCgroupRoot() (string, error) {
+// on a unified machine, /sys/fs/cgroup/unified on a hybrid one. It is read
+// once: every leaf's release asks for it.
+var ownCgroupRoot = sync.OnceValues(readCgroupRoot)
+
+func readCgroupRoot() (string, error) {
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
 		return "", err
