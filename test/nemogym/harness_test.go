@@ -22,6 +22,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nemo-gym-go/gym/test/gymbin"
 )
 
 // sitePackages is where the root's venv holds nemo-gym and the server
@@ -72,11 +74,7 @@ func newHarness(t *testing.T) *harness {
 		if buildDir, buildErr = os.MkdirTemp("", "gym-nemogym-bin-"); buildErr != nil {
 			return
 		}
-		cmd := exec.Command("go", "build", "-o", filepath.Join(buildDir, "gym"), "../../cmd/gym")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
+		_, buildErr = gymbin.Build(buildDir)
 	})
 	if buildErr != nil {
 		t.Fatal(buildErr)

@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/nemo-gym-go/gym/test/gymbin"
 )
 
 // env is the oracle's environment: the root, the temp dir bound into it,
@@ -132,6 +134,7 @@ func copyComponentYAML(from, to string) error {
 	return nil
 }
 
+// buildGym puts gym at dst, which is named gym.
 func buildGym(t *testing.T, dst string) {
 	t.Helper()
 	if prebuilt := os.Getenv(binEnv); prebuilt != "" {
@@ -144,11 +147,8 @@ func buildGym(t *testing.T, dst string) {
 		}
 		return
 	}
-	cmd := exec.Command("go", "build", "-o", dst, "./cmd/gym")
-	cmd.Dir = "../.."
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/gym (static, for the root): %v\n%s", err, out)
+	if _, err := gymbin.Build(filepath.Dir(dst)); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nemo-gym-go/gym/test/gymbin"
 )
 
 // cluster is a running test cluster.
@@ -146,11 +148,9 @@ fi
 // buildGym builds the gym binary the jobs run.
 func buildGym(t *testing.T) string {
 	t.Helper()
-	gym := filepath.Join(t.TempDir(), "gym")
-	build := exec.Command("go", "build", "-o", gym, "../../cmd/gym")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	gym, err := gymbin.Build(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
 	}
 	return gym
 }

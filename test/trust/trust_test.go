@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/nemo-gym-go/gym/test/gymbin"
 )
 
 // testNet is a network namespace joined to this host by a veth pair.
@@ -128,11 +130,9 @@ func TestAnotherMachineNeedsTheRunToken(t *testing.T) {
 func buildGym(t *testing.T) (gym, dir string) {
 	t.Helper()
 	dir = t.TempDir()
-	gym = filepath.Join(dir, "gym")
-	build := exec.Command("go", "build", "-o", gym, "../../cmd/gym")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	gym, err := gymbin.Build(dir)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return gym, dir
 }
