@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -87,10 +86,17 @@ func runEvalSubmit(ctx context.Context, opts *submitOptions, overrides []string)
 	if err != nil {
 		return fmt.Errorf("cannot find the gym binary to stage for the jobs: %w", err)
 	}
-	rec, err := submit.Submit(ctx, c, submit.Options{
+	o := submit.Options{
 		Self: self, Version: f.Version, Shards: opts.shards, DryRun: opts.dryRun,
-		Now: time.Now(), Out: f.IO.Out, Slurm: submit.RunSlurm,
-	})
+		Now: time.Now(), Out: f.IO.Out, LookupEnv: f.LookupEnv, IndexDir: submit.IndexDir(f.LookupEnv),
+	}
+	if !opts.dryRun {
+		if o.Host, err = submit.OpenHost(ctx, c.Compute.Hostname); err != nil {
+			return err
+		}
+		defer o.Host.Close()
+	}
+	rec, err := submit.Submit(ctx, c, o)
 	if err != nil || rec == nil {
 		return err
 	}
@@ -127,11 +133,12 @@ without one, the newest run there.`,
   gym eval status 4242 --json`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			rec, err := findSubmission(f, args)
+			rec, h, err := openSubmission(cmd.Context(), f, args)
 			if err != nil {
 				return err
 			}
-			st, err := submit.QueryStatus(cmd.Context(), rec, submit.RunSlurm)
+			defer h.Close()
+			st, err := submit.QueryStatus(cmd.Context(), rec, h)
 			if err != nil {
 				return err
 			}
@@ -182,11 +189,12 @@ jobs started on the nodes.`,
 		Example: `  gym eval cancel results/gym-job-20261201T120000Z-1a2b3c`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			rec, err := findSubmission(f, args)
+			rec, h, err := openSubmission(cmd.Context(), f, args)
 			if err != nil {
 				return err
 			}
-			ids, err := submit.Cancel(cmd.Context(), rec, submit.RunSlurm)
+			defer h.Close()
+			ids, err := submit.Cancel(cmd.Context(), rec, h)
 			if err != nil {
 				return err
 			}
@@ -196,38 +204,31 @@ jobs started on the nodes.`,
 	}
 }
 
+// openSubmission reads the record args name and connects to the host
+// that holds its run.
+func openSubmission(ctx context.Context, f *Factory, args []string) (*submit.Record, submit.Host, error) {
+	rec, err := findSubmission(f, args)
+	if err != nil {
+		return nil, nil, err
+	}
+	hostname := ""
+	if rec.Hostname != nil {
+		hostname = *rec.Hostname
+	}
+	h, err := submit.OpenHost(ctx, hostname)
+	return rec, h, err
+}
+
 // findSubmission reads the record args name, or the newest under the
-// current directory.
+// current directory or submitted from this machine.
 func findSubmission(f *Factory, args []string) (*submit.Record, error) {
 	cwd, err := f.Getwd()
 	if err != nil {
 		return nil, err
 	}
-	search := []string{cwd}
-	entries, _ := os.ReadDir(cwd)
-	for _, e := range entries {
-		if e.IsDir() {
-			search = append(search, filepath.Join(cwd, e.Name()))
-		}
-	}
+	ref := ""
 	if len(args) == 1 {
-		ref := args[0]
-		if strings.Trim(ref, "0123456789") != "" && !filepath.IsAbs(ref) {
-			ref = filepath.Join(cwd, ref)
-		}
-		return submit.FindRecord(ref, search)
+		ref = args[0]
 	}
-	var newest string
-	for _, dir := range search {
-		runs, _ := filepath.Glob(filepath.Join(dir, "gym-job-*", submit.RecordFile))
-		for _, r := range runs {
-			if filepath.Base(filepath.Dir(r)) > filepath.Base(filepath.Dir(newest)) {
-				newest = r
-			}
-		}
-	}
-	if newest == "" {
-		return nil, fmt.Errorf("no gym eval submit run directory (gym-job-*) under %s; name one, or a Slurm job id of it", cwd)
-	}
-	return submit.FindRecord(filepath.Dir(newest), search)
+	return submit.Locate(ref, cwd, submit.IndexDir(f.LookupEnv))
 }

@@ -7,6 +7,7 @@ package submit
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -43,6 +44,9 @@ type Config struct {
 	Compute  Compute
 	Driver   Driver
 	Output   string // job.output_path, absolute
+	// HostVars are the submitting shell's variables that host: env values
+	// name; sbatch hands them to the job.
+	HostVars []string
 }
 
 // Service is a server the job starts once and health-checks before the
@@ -173,7 +177,7 @@ func Load(path string, overrides []string, lookupEnv func(string) (string, bool)
 }
 
 func decode(file string, root *tree.Node, lookupEnv func(string) (string, bool)) (*Config, error) {
-	d := &decoder{}
+	d := &decoder{hostVars: map[string]bool{}}
 	top := d.object("", root)
 	c := &Config{File: file}
 	top.require("services")
@@ -191,10 +195,14 @@ func decode(file string, root *tree.Node, lookupEnv func(string) (string, bool))
 	if out := job.requiredStr("output_path"); out != "" {
 		c.Output = out
 		if !filepath.IsAbs(out) {
+			if c.Compute.Hostname != "" && !isThisMachine(c.Compute.Hostname) {
+				d.bad(job.at("output_path"), job.get("output_path"), "is relative, but the run directory is on %s, where it would be relative to wherever SSH lands; give an absolute path on the cluster's shared filesystem", c.Compute.Hostname)
+			}
 			c.Output = filepath.Join(filepath.Dir(file), out)
 		}
 	}
 	job.done()
+	c.HostVars = slices.Sorted(maps.Keys(d.hostVars))
 	if o := top.child("otel"); o.present() {
 		if o.boolean("enabled", true) {
 			d.bad("otel.enabled", o.get("enabled"), "gym does not run NeMo Gym's OpenTelemetry collector; set otel.enabled: false or remove the otel block")
@@ -301,6 +309,7 @@ func (d *decoder) env(o *obj, lookupEnv func(string) (string, bool)) []EnvVar {
 				d.invalid = append(d.invalid, fmt.Sprintf("%s (references host:%s, but '%s' is not set in the submitting shell's environment)", where, val, val))
 				continue
 			}
+			d.hostVars[val] = true
 			out = append(out, EnvVar{Name: kv.Key, Value: val, FromVar: true})
 		default:
 			d.invalid = append(d.invalid, fmt.Sprintf("%s ('%s' must start with one of the prefixes 'lit:', 'host:', or 'runtime:')", where, kv.Value))
@@ -366,6 +375,13 @@ func (d *decoder) driver(o *obj, lookupEnv func(string) (string, bool)) Driver {
 	return dr
 }
 
+// isThisMachine is NeMo Gym's test for submitting without SSH: the
+// hostname is this machine's own.
+func isThisMachine(hostname string) bool {
+	h, err := os.Hostname()
+	return err == nil && h == hostname
+}
+
 // validate runs NeMo Gym's cross-field rules.
 func (c *Config) validate(computes []string) error {
 	if len(computes) > 1 {
@@ -374,11 +390,10 @@ func (c *Config) validate(computes []string) error {
 	if len(computes) == 0 {
 		return &ConfigError{Msg: fmt.Sprintf("Submit config '%s' is invalid: invalid configuration: compute (one Slurm compute entry is required).", c.File)}
 	}
-	if c.Compute.Hostname != "" {
-		short := func(h string) string { return strings.ToLower(strings.SplitN(h, ".", 2)[0]) }
-		if h, _ := os.Hostname(); short(h) != short(c.Compute.Hostname) {
-			return &ConfigError{Msg: fmt.Sprintf("compute.%s.hostname is %q: gym submits on this machine only (run gym eval submit on a login node); submission over SSH is not supported yet", c.Compute.Name, c.Compute.Hostname)}
-		}
+	if isThisMachine(c.Compute.Hostname) {
+		// NeMo Gym's rule: naming the machine gym runs on is submitting
+		// here, without SSH.
+		c.Compute.Hostname = ""
 	}
 	pidVars := map[string]string{}
 	for _, s := range c.Services {

@@ -105,7 +105,7 @@ func TestLoadRefusesWhatCannotBeSubmitted(t *testing.T) {
 		{"service name", strings.Replace(withPolicy, "  policy:\n    type: vllm", "  'my policy':\n    type: vllm", 1), nil, "Invalid service name 'my policy'"},
 		{"ray health without port", strings.Replace(minimal, "services: {}", "services: {r: {type: ray, health_check: {path: /api/version}}}", 1), nil, "Service 'r' has a health_check without a port"},
 		{"output path", strings.Replace(minimal, "output_path: results", "output_path: '/tmp/my results'", 1), nil, `job.output_path "/tmp/my results" has characters`},
-		{"remote host", strings.Replace(minimal, "account: acct", "account: acct, hostname: login.example.com", 1), nil, "submission over SSH is not supported yet"},
+		{"remote host, relative output", strings.Replace(minimal, "account: acct", "account: acct, hostname: login.example.com", 1), nil, "job.output_path (is relative, but the run directory is on login.example.com"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -13,8 +13,9 @@ import (
 // pydantic models (extra="forbid") do, collecting every problem so that
 // one run of the command names them all.
 type decoder struct {
-	missing []string
-	invalid []string
+	missing  []string
+	invalid  []string
+	hostVars map[string]bool
 }
 
 // obj is one mapping of the config being read, with the keys read so far,

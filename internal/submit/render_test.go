@@ -1,11 +1,14 @@
 package submit
 
 import (
+	"context"
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden scripts in testdata/")
@@ -72,5 +75,39 @@ func TestLiteralEnvIsQuoted(t *testing.T) {
 	script := c.Render(RenderOptions{RunDir: "/runs/r", Gym: "/runs/r/bin/gym", Shards: 1})[0].Script
 	if want := `CUDA_CACHE='${HOME}"; echo INJECTED; "'`; !strings.Contains(script, want) {
 		t.Errorf("script does not hold %s:\n%s", want, script)
+	}
+}
+
+// A dry run for a login node reached over SSH names the host with the run
+// directory and prints the scripts that would be staged there; a host:
+// value is named, never written.
+func TestDryRunOverSSHGolden(t *testing.T) {
+	yaml := strings.NewReplacer("account: acct}", "account: acct, hostname: login.example.com}",
+		"output_path: results", "output_path: /lustre/evals",
+		"policy_model_type: replay_model", "policy_model_type: replay_model\n  env: {HF_TOKEN: \"host:HF_TOKEN\"}").Replace(minimal)
+	c, err := load(t, yaml)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if _, err := Submit(context.Background(), c, Options{Shards: 2, DryRun: true, Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Out: &out}); err != nil {
+		t.Fatal(err)
+	}
+	got := regexp.MustCompile(`gym-job-20260101T000000Z-[0-9a-f]{6}`).ReplaceAllString(out.String(), "gym-job-20260101T000000Z-abcdef")
+	if strings.Contains(got, "hf-secret") {
+		t.Fatalf("the dry run holds the host: value:\n%s", got)
+	}
+	golden := filepath.Join("testdata", "ssh_dry_run.txt")
+	if *update {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("differs from %s (go test -update to accept):\n%s", golden, got)
 	}
 }

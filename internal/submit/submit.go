@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"os/user"
 	"path/filepath"
 	"strings"
@@ -27,9 +26,12 @@ type Options struct {
 	DryRun  bool
 	Now     time.Time
 	Out     io.Writer // the dry run's scripts
-	// Slurm runs a Slurm command (sbatch, scancel) and returns its
-	// standard output; its error carries the command's standard error.
-	Slurm func(ctx context.Context, name string, args ...string) (string, error)
+	// Host is where sbatch runs and the run directory is staged.
+	Host      Host
+	LookupEnv func(string) (string, bool)
+	// IndexDir keeps a copy of every record on this machine, so that a
+	// submission over SSH is found again by its job id; "" keeps none.
+	IndexDir string
 }
 
 // Record is what gym-job.json holds, in NeMo Gym's field names where it
@@ -43,6 +45,7 @@ type Record struct {
 	Executor      string         `json:"executor"`
 	SubmittedBy   string         `json:"submitted_by"`
 	Benchmarks    []BenchmarkJob `json:"benchmarks"`
+	Hostname      *string        `json:"hostname"` // null: submitted on this machine, without SSH
 	SchemaVersion int            `json:"schema_version"`
 }
 
@@ -102,7 +105,11 @@ func Submit(ctx context.Context, c *Config, o Options) (*Record, error) {
 	runDir := filepath.Join(c.Output, id)
 	jobs := c.Render(RenderOptions{RunDir: runDir, Gym: filepath.Join(runDir, "bin", "gym"), Shards: o.Shards})
 	if o.DryRun {
-		fmt.Fprintf(o.Out, "[dry-run] run dir: %s\n", runDir)
+		where := runDir
+		if c.Compute.Hostname != "" {
+			where = c.Compute.Hostname + ":" + runDir
+		}
+		fmt.Fprintf(o.Out, "[dry-run] run dir: %s\n", where)
 		for _, j := range jobs {
 			banner(o.Out, "sbatch script for benchmark: "+j.Benchmark, j.Script)
 			if j.Aggregate != "" {
@@ -111,25 +118,44 @@ func Submit(ctx context.Context, c *Config, o Options) (*Record, error) {
 		}
 		return nil, nil
 	}
-	// Nothing is staged where Slurm's commands cannot be run.
-	if _, err := o.Slurm(ctx, "sbatch", "--version"); err != nil {
+	h := o.Host
+	if err := checkPlatform(ctx, h); err != nil {
 		return nil, err
 	}
-	if err := stage(runDir, o.Self, jobs); err != nil {
-		os.RemoveAll(runDir)
+	// Nothing is staged where Slurm's commands cannot be run.
+	if _, err := h.Run(ctx, nil, nil, "sbatch", "--version"); err != nil {
+		return nil, err
+	}
+	// Over SSH the submitting shell's host: values go with each sbatch;
+	// here sbatch inherits them.
+	var env []string
+	if h.Name() != "" {
+		for _, name := range c.HostVars {
+			v, _ := o.LookupEnv(name)
+			env = append(env, name+"="+v)
+		}
+	}
+	removeRun := func() {
+		h.Run(context.WithoutCancel(ctx), nil, nil, "rm", "-rf", "--", runDir)
+	}
+	if err := h.Put(ctx, runDir, stagedFiles(o.Self, jobs, runDir)); err != nil {
+		removeRun()
 		return nil, err
 	}
 	rec := &Record{GymJobID: id, GymVersion: o.Version, SubmittedAt: o.Now.UTC().Format("2006-01-02T15:04:05Z"), RunDir: runDir,
 		Cluster: c.Compute.Name, Executor: "slurm", SubmittedBy: userName(), SchemaVersion: 1}
+	if c.Compute.Hostname != "" {
+		rec.Hostname = &c.Compute.Hostname
+	}
 	var queued []string
 	fail := func(bench, cmd string, err error) error {
 		se := &SubmitError{Benchmark: bench, Cmd: cmd, Err: err}
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			se.Stderr = string(ee.Stderr)
+		var ce *CommandError
+		if errors.As(err, &ce) {
+			se.Stderr, se.Err = ce.Stderr, ce.Err
 		}
 		for _, q := range queued {
-			if _, cerr := o.Slurm(context.WithoutCancel(ctx), "scancel", q); cerr == nil {
+			if _, cerr := h.Run(context.WithoutCancel(ctx), nil, nil, "scancel", q); cerr == nil {
 				se.Cancelled = append(se.Cancelled, q)
 			} else {
 				se.StillQueued = append(se.StillQueued, q)
@@ -138,13 +164,13 @@ func Submit(ctx context.Context, c *Config, o Options) (*Record, error) {
 		// With nothing left queued the staged run is removed: no half
 		// submission is left behind.
 		if len(se.Cancelled) == len(queued) {
-			os.RemoveAll(runDir)
+			removeRun()
 		}
 		return se
 	}
 	for _, j := range jobs {
 		script := filepath.Join(j.Dir, "job.sh")
-		jobID, err := sbatch(ctx, o, script)
+		jobID, err := sbatch(ctx, h, env, script)
 		if err != nil {
 			return nil, fail(j.Benchmark, "sbatch "+script, err)
 		}
@@ -152,7 +178,7 @@ func Submit(ctx context.Context, c *Config, o Options) (*Record, error) {
 		bj := BenchmarkJob{Benchmark: j.Benchmark, JobDir: j.Dir, JobID: jobID, Shards: o.Shards}
 		if j.Aggregate != "" {
 			agg := filepath.Join(j.Dir, "aggregate.sh")
-			aggID, err := sbatch(ctx, o, "--dependency=afterok:"+jobID, agg)
+			aggID, err := sbatch(ctx, h, env, "--dependency=afterok:"+jobID, agg)
 			if err != nil {
 				return nil, fail(j.Benchmark, "sbatch --dependency=afterok:"+jobID+" "+agg, err)
 			}
@@ -165,7 +191,15 @@ func Submit(ctx context.Context, c *Config, o Options) (*Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(filepath.Join(runDir, RecordFile), append(data, '\n'), 0o644); err != nil {
+	data = append(data, '\n')
+	// The machine's own copy first: it cannot fail the submission, and
+	// it is what finds the jobs again if the run directory's copy fails.
+	if o.IndexDir != "" {
+		if err := os.MkdirAll(o.IndexDir, 0o755); err == nil {
+			os.WriteFile(filepath.Join(o.IndexDir, id+".json"), data, 0o644)
+		}
+	}
+	if err := h.Put(ctx, runDir, []File{{Path: RecordFile, Mode: 0o644, Data: data}}); err != nil {
 		return rec, fmt.Errorf("submitted, but could not write %s: %w; already queued: %s", filepath.Join(runDir, RecordFile), err, strings.Join(queued, ", "))
 	}
 	return rec, nil
@@ -173,8 +207,8 @@ func Submit(ctx context.Context, c *Config, o Options) (*Record, error) {
 
 // sbatch submits and returns the job id `--parsable` prints
 // (`<id>` or `<id>;<cluster>`).
-func sbatch(ctx context.Context, o Options, args ...string) (string, error) {
-	out, err := o.Slurm(ctx, "sbatch", append([]string{"--parsable"}, args...)...)
+func sbatch(ctx context.Context, h Host, env []string, args ...string) (string, error) {
+	out, err := h.Run(ctx, nil, env, append([]string{"sbatch", "--parsable"}, args...)...)
 	if err != nil {
 		return "", err
 	}
@@ -189,48 +223,21 @@ func sbatch(ctx context.Context, o Options, args ...string) (string, error) {
 	return id, nil
 }
 
-// stage writes the run directory: the gym binary the jobs run, and per
-// benchmark its scripts, logs/ and artifacts/.
-func stage(runDir, self string, jobs []Job) error {
-	if err := os.MkdirAll(filepath.Join(runDir, "bin"), 0o755); err != nil {
-		return err
-	}
-	if err := copyExecutable(self, filepath.Join(runDir, "bin", "gym")); err != nil {
-		return fmt.Errorf("staging the gym binary into %s: %w", runDir, err)
-	}
+// stagedFiles are the run directory's files: the gym binary the jobs run,
+// and per benchmark its scripts, logs/ and artifacts/.
+func stagedFiles(self string, jobs []Job, runDir string) []File {
+	files := []File{{Path: "bin/gym", Mode: 0o755, Source: self}}
 	for _, j := range jobs {
+		rel, _ := filepath.Rel(runDir, j.Dir)
 		for _, sub := range []string{"logs", "artifacts"} {
-			if err := os.MkdirAll(filepath.Join(j.Dir, sub), 0o755); err != nil {
-				return err
-			}
+			files = append(files, File{Path: filepath.Join(rel, sub), Mode: os.ModeDir | 0o755})
 		}
-		if err := os.WriteFile(filepath.Join(j.Dir, "job.sh"), []byte(j.Script), 0o700); err != nil {
-			return err
-		}
+		files = append(files, File{Path: filepath.Join(rel, "job.sh"), Mode: 0o700, Data: []byte(j.Script)})
 		if j.Aggregate != "" {
-			if err := os.WriteFile(filepath.Join(j.Dir, "aggregate.sh"), []byte(j.Aggregate), 0o700); err != nil {
-				return err
-			}
+			files = append(files, File{Path: filepath.Join(rel, "aggregate.sh"), Mode: 0o700, Data: []byte(j.Aggregate)})
 		}
 	}
-	return nil
-}
-
-func copyExecutable(from, to string) error {
-	src, err := os.Open(from)
-	if err != nil {
-		return err
-	}
-	defer src.Close()
-	dst, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(dst, src); err != nil {
-		dst.Close()
-		return err
-	}
-	return dst.Close()
+	return files
 }
 
 // runID is NeMo Gym's: gym-job-<UTC time>-<6 hex digits>.
@@ -254,12 +261,15 @@ func userName() string {
 	return ""
 }
 
-// RunSlurm runs a Slurm command on this machine.
-func RunSlurm(ctx context.Context, name string, args ...string) (string, error) {
-	if _, err := exec.LookPath(name); err != nil {
-		return "", fmt.Errorf("%s is not on PATH: gym eval submit runs Slurm's own commands, so run it where Slurm's client tools are installed (a login node): %w", name, err)
+// IndexDir is where this machine keeps a copy of the records of its
+// submissions: $XDG_CACHE_HOME/gym/jobs, by default ~/.cache/gym/jobs,
+// beside NeMo Gym's ~/.cache/nemo-gym/jobs.
+func IndexDir(lookupEnv func(string) (string, bool)) string {
+	if base, ok := lookupEnv("XDG_CACHE_HOME"); ok && filepath.IsAbs(base) {
+		return filepath.Join(base, "gym", "jobs")
 	}
-	// Output keeps the command's stderr in the *exec.ExitError.
-	out, err := exec.CommandContext(ctx, name, args...).Output()
-	return string(out), err
+	if home, ok := lookupEnv("HOME"); ok && home != "" {
+		return filepath.Join(home, ".cache", "gym", "jobs")
+	}
+	return ""
 }

@@ -464,3 +464,130 @@ exit $rc
 		t.Errorf("the servers did not bind node1's own address:\n%s", logs())
 	}
 }
+
+// startSSHD starts an SSH server whose sessions reach the cluster c: a
+// login node, on loopback. It returns the directory of an ssh that
+// reaches it as the host gym-login.
+func startSSHD(t *testing.T, c *cluster) string {
+	t.Helper()
+	dir := filepath.Join(c.dir, "sshd")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	script, err := filepath.Abs("sshd.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { exec.Command(script, "stop", dir).Run() })
+	out, err := exec.Command(script, "start", dir, c.conf).Output()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) && exit.ExitCode() == 3 {
+		t.Skipf("no sshd can be started here: %s", strings.TrimSpace(string(exit.Stderr)))
+	}
+	if err != nil {
+		t.Fatalf("sshd.sh start: %v\n%s", err, exitStderr(err))
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// Submitted from a machine without Slurm, over SSH to a login node: the
+// run is staged there, a host: value reaches the jobs without being
+// written anywhere, and status and cancel find the run by job id from the
+// submitting machine's index.
+func TestSubmissionOverSSH(t *testing.T) {
+	c := startCluster(t)
+	sshBin := startSSHD(t, c)
+	gym := buildGym(t)
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	work, remote := t.TempDir(), filepath.Join(c.dir, "remote-results")
+	config := func(name, compute string) {
+		// The jobs find the built-in benchmark through GYM_INSTALL_ROOT,
+		// which only the submitting shell has.
+		if err := os.WriteFile(filepath.Join(work, name), []byte(`services: {}
+compute:
+  cluster: {type: slurm, account: test, hostname: gym-login`+compute+`}
+driver:
+  policy_model_type: replay_model
+  env: {GYM_INSTALL_ROOT: "host:GYM_INSTALL_ROOT", NEMO_GYM_EXTRA_ROOTS: "lit:", NO_COLOR: "lit:1"}
+  benchmarks:
+    mcqa: {run: {config_paths: [benchmarks/mcqa_example/config.yaml], split: benchmark}}
+job: {output_path: `+remote+`}
+`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	config("submit.yaml", "")
+	config("later.yaml", ", extra_args: {begin: now+1hour}")
+	// No Slurm command and no SLURM_CONF here: only ssh.
+	env := []string{"PATH=" + sshBin, "HOME=" + work, "XDG_CACHE_HOME=" + filepath.Join(work, "cache"), "GYM_INSTALL_ROOT=" + repo}
+	run := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(gym, args...)
+		cmd.Dir, cmd.Env = work, env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("gym %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	var rec struct {
+		RunDir     string  `json:"run_dir"`
+		Hostname   *string `json:"hostname"`
+		Benchmarks []struct {
+			JobDir         string `json:"job_dir"`
+			JobID          string `json:"job_id"`
+			AggregateJobID string `json:"aggregate_job_id"`
+		} `json:"benchmarks"`
+	}
+	out := run("eval", "submit", "-c", "submit.yaml", "--shards", "2", "--json")
+	if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &rec); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if rec.Hostname == nil || *rec.Hostname != "gym-login" || !strings.HasPrefix(rec.RunDir, remote+"/gym-job-") {
+		t.Fatalf("record %s", out)
+	}
+	b := rec.Benchmarks[0]
+	t.Cleanup(func() {
+		if t.Failed() {
+			logs, _ := filepath.Glob(filepath.Join(b.JobDir, "logs", "*"))
+			for _, l := range logs {
+				data, _ := os.ReadFile(l)
+				t.Logf("%s:\n%s", l, data)
+			}
+		}
+	})
+	c.waitFor(t, "the shards and their merge to finish", func() bool {
+		return c.run(t, "squeue", "-h", "-j", b.JobID+","+b.AggregateJobID) == ""
+	})
+	if got := pairs(t, filepath.Join(b.JobDir, "artifacts", "rollouts.jsonl")); len(got) != 10 {
+		t.Errorf("merged %v", got)
+	}
+	staged, err := filepath.Glob(filepath.Join(rec.RunDir, "*", "*.sh"))
+	if err != nil || len(staged) != 2 {
+		t.Fatalf("staged scripts %v %v", staged, err)
+	}
+	for _, s := range staged {
+		if data, _ := os.ReadFile(s); strings.Contains(string(data), repo) {
+			t.Errorf("%s holds the host: value:\n%s", s, data)
+		}
+	}
+	if text := run("eval", "status", b.JobID); !strings.Contains(text, "merged into artifacts/rollouts.jsonl") || !strings.Contains(text, "6/6 rollouts") || !strings.Contains(text, "4/4 rollouts") {
+		t.Errorf("status:\n%s", text)
+	}
+
+	out = run("eval", "submit", "-c", "later.yaml", "--json")
+	if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &rec); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	indexed, _ := filepath.Glob(filepath.Join(work, "cache", "gym", "jobs", "gym-job-*.json"))
+	if len(indexed) != 2 {
+		t.Fatalf("index %v", indexed)
+	}
+	if text := run("eval", "cancel", rec.Benchmarks[0].JobID); !strings.Contains(text, "Cancelled Slurm jobs "+rec.Benchmarks[0].JobID+" of") {
+		t.Errorf("cancel:\n%s", text)
+	}
+	c.waitFor(t, "every job to be gone", func() bool { return c.run(t, "squeue", "-h", "-t", "PD,R") == "" })
+}
