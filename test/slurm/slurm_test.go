@@ -173,13 +173,17 @@ func (c *cluster) gym(t *testing.T, gym, dir string, args ...string) string {
 	return string(out)
 }
 
-// A built-in benchmark submitted as 4 shards, one of them requeued, merges
-// into every rollout exactly once, with the metrics of the same evaluation
-// run locally.
+// A built-in benchmark submitted as 4 shards merges into every rollout
+// exactly once, with the metrics of the same evaluation run locally, though
+// one shard's gym is SIGKILLed half way (the shard requeues itself) and
+// another is pre-empted half way (Slurm requeues it).
 func TestShardedSubmissionEqualsALocalRun(t *testing.T) {
 	c := startCluster(t)
 	gym := buildGym(t)
 	work := t.TempDir()
+	// 2,000 repeats of each of the 10 rows, a few at a time: shards that
+	// run long enough to be stopped in the middle.
+	const repeats = "2000"
 	if err := os.WriteFile(filepath.Join(work, "submit.yaml"), []byte(`services: {}
 compute:
   cluster: {type: slurm, account: test, walltime: "00:10:00"}
@@ -187,7 +191,7 @@ driver:
   policy_model_type: replay_model
   benchmarks:
     mcqa:
-      run: {config_paths: [benchmarks/mcqa_example/config.yaml], split: benchmark}
+      run: {config_paths: [benchmarks/mcqa_example/config.yaml], split: benchmark, num_repeats: `+repeats+`, num_samples_in_parallel: 4}
 job: {output_path: results}
 `), 0o644); err != nil {
 		t.Fatal(err)
@@ -205,17 +209,61 @@ job: {output_path: results}
 		t.Fatalf("%v: %s", err, out)
 	}
 	b := rec.Benchmarks[0]
-	// Requeue shard 2 once it has run: its second run resumes the shard
-	// and must add nothing.
-	c.waitFor(t, "shard 2 to start", func() bool {
-		state := c.run(t, "squeue", "-h", "-j", b.JobID+"_2", "-o", "%t")
-		return state == "R" || state == ""
-	})
-	c.run(t, "scontrol", "requeue", b.JobID+"_2")
+	shardFile := func(i int) string { return filepath.Join(b.JobDir, "artifacts", "shard_"+strconv.Itoa(i)+".jsonl") }
+	// Shards 1 and 2 are stopped once they have written some of their
+	// rollouts and not all.
+	written, totals := map[int]int{}, map[int]int{}
+	for _, stop := range []struct {
+		shard int
+		how   []string
+	}{
+		{1, []string{"scancel", "--signal=KILL", b.JobID + "_1.0"}},
+		{2, []string{"scontrol", "requeue", b.JobID + "_2"}},
+	} {
+		inputs := strings.TrimSuffix(shardFile(stop.shard), ".jsonl") + "_materialized_inputs.jsonl"
+		c.waitFor(t, fmt.Sprintf("shard %d to be half way", stop.shard), func() bool {
+			n, total := lineCount(shardFile(stop.shard)), lineCount(inputs)
+			if total > 0 && n >= total {
+				t.Fatalf("shard %d finished before it could be stopped", stop.shard)
+			}
+			return n >= 200
+		})
+		c.run(t, stop.how[0], stop.how[1:]...)
+		written[stop.shard], totals[stop.shard] = lineCount(shardFile(stop.shard)), lineCount(inputs)
+		t.Logf("shard %d stopped (%s) with %d of its %d rollouts written", stop.shard, strings.Join(stop.how, " "), written[stop.shard], totals[stop.shard])
+	}
 	c.waitFor(t, "the shards and their merge to finish", func() bool {
-		c.startRequeued(t, b.JobID+"_2")
+		c.startRequeued(t, b.JobID+"_1", b.JobID+"_2")
 		return c.run(t, "squeue", "-h", "-j", b.JobID+","+b.AggregateJobID) == ""
 	})
+	// The second run of each stopped shard resumed it: it kept what the
+	// first had written.
+	var resumed []string
+	logs, _ := filepath.Glob(filepath.Join(b.JobDir, "logs", "driver-*.log"))
+	for _, l := range logs {
+		data, _ := os.ReadFile(l)
+		for _, line := range strings.Split(string(data), "\n") {
+			if strings.HasPrefix(line, "Resuming: ") {
+				resumed = append(resumed, line)
+			}
+		}
+	}
+	for shard, n := range written {
+		total := totals[shard]
+		found := false
+		for _, line := range resumed {
+			var materialized, done int
+			if _, err := fmt.Sscanf(line, "Resuming: %d rollouts materialized; %d already done", &materialized, &done); err == nil && materialized == total && done >= n {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("shard %d was not resumed with its %d rollouts kept; resumptions: %q", shard, n, resumed)
+		}
+		if info := c.run(t, "scontrol", "show", "job", b.JobID+"_"+strconv.Itoa(shard)); !strings.Contains(info, "Restarts=1") {
+			t.Errorf("shard %d was not requeued:\n%s", shard, info)
+		}
+	}
 	merged := filepath.Join(b.JobDir, "artifacts", "rollouts.jsonl")
 	if _, err := os.Stat(merged); err != nil {
 		logs, _ := filepath.Glob(filepath.Join(b.JobDir, "logs", "*"))
@@ -224,10 +272,6 @@ job: {output_path: results}
 			t.Logf("%s:\n%s", l, data)
 		}
 		t.Fatalf("the merge wrote nothing: %v", err)
-	}
-	restarts := c.run(t, "scontrol", "show", "job", b.JobID+"_2")
-	if !strings.Contains(restarts, "Restarts=1") {
-		t.Errorf("shard 2 was not requeued:\n%s", restarts)
 	}
 
 	// Status names each shard's rollouts, found by the run dir or a job id.
@@ -251,14 +295,14 @@ job: {output_path: results}
 		}
 		done += sh.Done
 	}
-	if len(st.Benchmarks[0].Shards) != 4 || done != 10 || !st.Benchmarks[0].Merged {
+	if len(st.Benchmarks[0].Shards) != 4 || done != 20000 || !st.Benchmarks[0].Merged {
 		t.Errorf("status: %s", statusOut)
 	}
 	if text := c.gym(t, gym, work, "eval", "status", rec.RunDir); !strings.Contains(text, "merged into artifacts/rollouts.jsonl") {
 		t.Errorf("status:\n%s", text)
 	}
 
-	c.gym(t, gym, work, "eval", "run", "--benchmark", "mcqa_example", "--model-type", "replay_model", "--split", "benchmark", "-o", "local/rollouts.jsonl")
+	c.gym(t, gym, work, "eval", "run", "--benchmark", "mcqa_example", "--model-type", "replay_model", "--split", "benchmark", "-o", "local/rollouts.jsonl", "++num_repeats="+repeats)
 	local := filepath.Join(work, "local", "rollouts.jsonl")
 	if got, want := pairs(t, merged), pairs(t, local); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("merged rollouts %v, local run %v", got, want)
@@ -274,6 +318,12 @@ job: {output_path: results}
 	if string(gotMetrics) != string(wantMetrics) {
 		t.Errorf("metrics of the sharded run:\n%s\nof the local run:\n%s", gotMetrics, wantMetrics)
 	}
+}
+
+// lineCount is how many whole lines path holds so far.
+func lineCount(path string) int {
+	data, _ := os.ReadFile(path)
+	return strings.Count(string(data), "\n")
 }
 
 // pairs lists a rollouts file's (task, rollout) indices, sorted; a pair
