@@ -2,12 +2,15 @@
 # A single-node Slurm cluster for the tests, private to one directory: its
 # own munge socket and key, its own ports, state and logs, so it never meets
 # a system Slurm.
-#   cluster.sh start DIR [2]  install what is missing, start munged,
+#   cluster.sh start DIR [1|2] [accounting]
+#                          install what is missing, start munged,
 #                          slurmctld and slurmd, wait until the node is
 #                          idle, print the SLURM_CONF line to use; with 2,
 #                          two nodes, node1 and node2, each a test host in a
 #                          network namespace of its own (its own address
-#                          and host name) on a bridge with this host
+#                          and host name) on a bridge with this host; with
+#                          accounting, slurmdbd on a MariaDB of its own, so
+#                          that sacct answers
 #   cluster.sh stop DIR    stop it all and remove the namespaces
 # Exits 3 when no Slurm can be started here (not root, or the packages
 # cannot be installed), saying why on stderr.
@@ -15,10 +18,11 @@ set -euo pipefail
 cmd=${1:?usage: cluster.sh start|stop DIR}
 dir=${2:?usage: cluster.sh start|stop DIR}
 nodes=${3:-1}
+accounting=${4:-}
 skip() { echo "$*" >&2; exit 3; }
 
 stop() {
-  local daemons=(slurmd slurmd-node1 slurmd-node2 slurmctld munged)
+  local daemons=(slurmd slurmd-node1 slurmd-node2 slurmctld slurmdbd mariadbd munged)
   for p in "${daemons[@]}"; do
     if [[ -f $dir/$p.pid ]]; then
       kill "$(cat "$dir/$p.pid")" 2>/dev/null || true
@@ -56,6 +60,10 @@ if ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null || ! comm
 fi
 
 [[ $nodes == 1 || $nodes == 2 ]] || { echo "cluster.sh: 1 or 2 nodes, not $nodes" >&2; exit 2; }
+if [[ $accounting == accounting ]] && { ! command -v slurmdbd >/dev/null || ! command -v mariadbd >/dev/null; }; then
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slurmdbd mariadb-server; } >"$dir/apt-dbd.log" 2>&1 ||
+    skip "cannot install Debian's slurmdbd and mariadb-server: $(tail -1 "$dir/apt-dbd.log")"
+fi
 if [[ $nodes == 2 ]]; then
   command -v ip >/dev/null && command -v nsenter >/dev/null && command -v unshare >/dev/null ||
     skip "two test nodes need ip (iproute2), nsenter and unshare"
@@ -109,6 +117,37 @@ MinJobAge=300
 CONF
 
 export SLURM_CONF=$dir/slurm.conf
+if [[ $accounting == accounting ]]; then
+  # MariaDB on a socket and port of its own, without grant tables: it
+  # holds only this cluster's accounting and listens on loopback.
+  db_port=$(free_port)
+  dbd_port=$(free_port)
+  mariadb-install-db --user=root --datadir="$dir/mysql" --auth-root-authentication-method=normal --skip-test-db >"$dir/mariadb-install.log" 2>&1
+  setsid mariadbd --user=root --datadir="$dir/mysql" --socket="$dir/mysql.sock" --port="$db_port" --bind-address=127.0.0.1 \
+    --pid-file="$dir/mariadbd.pid" --skip-grant-tables --log-error="$dir/mariadb.log" </dev/null >/dev/null 2>&1 &
+  for _ in $(seq 100); do mariadb -S "$dir/mysql.sock" -e 'select 1' >/dev/null 2>&1 && break; sleep 0.1; done
+  cat >"$dir/slurmdbd.conf" <<CONF
+AuthType=auth/munge
+AuthInfo=socket=$dir/munge/munge.sock
+DbdHost=localhost
+DbdAddr=127.0.0.1
+DbdPort=$dbd_port
+SlurmUser=root
+PidFile=$dir/slurmdbd.pid
+LogFile=$dir/slurmdbd.log
+StorageType=accounting_storage/mysql
+StorageHost=127.0.0.1
+StoragePort=$db_port
+StorageUser=root
+StorageLoc=slurm_acct_db
+CONF
+  chmod 600 "$dir/slurmdbd.conf"
+  sed -i "s|^AccountingStorageType=.*|AccountingStorageType=accounting_storage/slurmdbd\nAccountingStorageHost=127.0.0.1\nAccountingStoragePort=$dbd_port\nAccountingStoragePass=$dir/munge/munge.sock|" "$SLURM_CONF"
+  # slurmdbd reads the slurmdbd.conf beside SLURM_CONF.
+  slurmdbd
+  for _ in $(seq 100); do sacctmgr -n list cluster >/dev/null 2>&1 && break; sleep 0.1; done
+  sacctmgr -i add cluster gymtest >/dev/null
+fi
 if [[ $nodes == 1 ]]; then
   echo "NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$mem State=UNKNOWN" >>"$SLURM_CONF"
 else

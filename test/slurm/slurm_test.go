@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -27,9 +28,9 @@ type cluster struct {
 }
 
 // startCluster starts a cluster of one node (or two, each a test host of
-// its own) for the test and stops it at its end; it skips, saying why,
-// where none can be started.
-func startCluster(t *testing.T, nodes ...int) *cluster {
+// its own; and with "accounting", slurmdbd) for the test and stops it at
+// its end; it skips, saying why, where none can be started.
+func startCluster(t *testing.T, options ...string) *cluster {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "gym-slurm-")
 	if err != nil {
@@ -39,10 +40,7 @@ func startCluster(t *testing.T, nodes ...int) *cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"start", dir}
-	if len(nodes) > 0 {
-		args = append(args, strconv.Itoa(nodes[0]))
-	}
+	args := append([]string{"start", dir}, options...)
 	// Stopped whatever happens: a start that fails half way has started
 	// something.
 	t.Cleanup(func() {
@@ -473,7 +471,7 @@ job: {output_path: results}
 // run on one (use_absolute_ip: they bind and announce node1's address), the
 // collector on the other, in one job sharing the run's token.
 func TestServersOnOneNodeCollectorOnTheOther(t *testing.T) {
-	c := startCluster(t, 2)
+	c := startCluster(t, "2")
 	gym := buildGym(t)
 	repo, err := filepath.Abs("../..")
 	if err != nil {
@@ -640,4 +638,73 @@ job: {output_path: `+remote+`}
 		t.Errorf("cancel:\n%s", text)
 	}
 	c.waitFor(t, "every job to be gone", func() bool { return c.run(t, "squeue", "-h", "-t", "PD,R") == "" })
+}
+
+// Once squeue has forgotten a submission's jobs (here: the controller
+// restarted without its state), gym eval status reads their end from
+// sacct.
+func TestStatusFromSacct(t *testing.T) {
+	c := startCluster(t, "1", "accounting")
+	gym := buildGym(t)
+	work := t.TempDir()
+	if err := os.WriteFile(filepath.Join(work, "submit.yaml"), []byte(`services: {}
+compute:
+  cluster: {type: slurm, account: test}
+driver:
+  policy_model_type: replay_model
+  benchmarks:
+    mcqa: {run: {config_paths: [benchmarks/mcqa_example/config.yaml], split: benchmark}}
+job: {output_path: results}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var rec struct {
+		Benchmarks []struct {
+			JobID          string `json:"job_id"`
+			AggregateJobID string `json:"aggregate_job_id"`
+		} `json:"benchmarks"`
+	}
+	out := c.gym(t, gym, work, "eval", "submit", "-c", "submit.yaml", "--shards", "2", "--json")
+	if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &rec); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	b := rec.Benchmarks[0]
+	c.waitFor(t, "the shards and their merge to finish", func() bool {
+		return c.run(t, "squeue", "-h", "-j", b.JobID+","+b.AggregateJobID) == ""
+	})
+	c.restartController(t)
+	cmd := exec.Command("squeue", "-h", "-j", b.JobID)
+	cmd.Env = append(os.Environ(), "SLURM_CONF="+c.conf)
+	if out, err := cmd.CombinedOutput(); err == nil {
+		t.Fatalf("squeue still knows job %s: %s", b.JobID, out)
+	}
+	text := c.gym(t, gym, work, "eval", "status")
+	if strings.Count(text, "COMPLETED") != 3 || strings.Contains(text, "ENDED") {
+		t.Errorf("status:\n%s", text)
+	}
+}
+
+// restartController restarts slurmctld without its saved state: it
+// forgets every job, as it does jobs older than MinJobAge.
+func (c *cluster) restartController(t *testing.T) {
+	t.Helper()
+	pidFile := filepath.Join(c.dir, "slurmctld.pid")
+	data, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := os.FindProcess(pid)
+	p.Signal(os.Interrupt)
+	for deadline := time.Now().Add(10 * time.Second); p.Signal(syscall.Signal(0)) == nil && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	}
+	cmd := exec.Command("slurmctld", "-f", c.conf, "-c", "-i")
+	cmd.Env = append(os.Environ(), "SLURM_CONF="+c.conf)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("slurmctld: %v\n%s", err, out)
+	}
+	c.waitFor(t, "the node to be idle again", func() bool { return c.run(t, "sinfo", "-h", "-o", "%t") == "idle" })
 }
