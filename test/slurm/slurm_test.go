@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -707,4 +708,88 @@ func (c *cluster) restartController(t *testing.T) {
 		t.Fatalf("slurmctld: %v\n%s", err, out)
 	}
 	c.waitFor(t, "the node to be idle again", func() bool { return c.run(t, "sinfo", "-h", "-o", "%t") == "idle" })
+}
+
+// A vLLM service is started once per job, health-checked, and serves the
+// evaluation through the policy_base_url gym fills in; it ends with the
+// job. The vllm here is an OpenAI-compatible stand-in on PATH.
+func TestServiceServesTheJob(t *testing.T) {
+	c := startCluster(t)
+	gym := buildGym(t)
+	work := t.TempDir()
+	fake, err := filepath.Abs("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := freePort(t)
+	if err := os.WriteFile(filepath.Join(work, "submit.yaml"), []byte(`services:
+  policy: {type: vllm, model: fake/model-7b, port: `+strconv.Itoa(port)+`}
+compute:
+  cluster: {type: slurm, account: test}
+driver:
+  policy_model: policy
+  benchmarks:
+    mcqa: {run: {config_paths: [benchmarks/mcqa_example/config.yaml], split: benchmark}}
+job: {output_path: results}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	calls := filepath.Join(work, "vllm.log")
+	t.Setenv("PATH", fake+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv("FAKE_VLLM_LOG", calls)
+	var rec struct {
+		Benchmarks []struct {
+			JobDir string `json:"job_dir"`
+			JobID  string `json:"job_id"`
+		} `json:"benchmarks"`
+	}
+	out := c.gym(t, gym, work, "eval", "submit", "-c", "submit.yaml", "--json")
+	if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &rec); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	b := rec.Benchmarks[0]
+	c.waitFor(t, "the job to finish", func() bool { return c.run(t, "squeue", "-h", "-j", b.JobID) == "" })
+	logs := func() string {
+		var all strings.Builder
+		paths, _ := filepath.Glob(filepath.Join(b.JobDir, "logs", "*"))
+		for _, l := range paths {
+			data, _ := os.ReadFile(l)
+			fmt.Fprintf(&all, "%s:\n%s\n", l, data)
+		}
+		return all.String()
+	}
+	rollouts := filepath.Join(b.JobDir, "artifacts", "rollouts.jsonl")
+	if got := pairs(t, rollouts); len(got) != 10 {
+		t.Fatalf("rollouts %v\n%s", got, logs())
+	}
+	data, err := os.ReadFile(calls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if lines[0] != "start fake/model-7b" || strings.Count(string(data), "start ") != 1 || len(lines) != 11 {
+		t.Errorf("the service's log:\n%s", data)
+	}
+	for _, l := range lines[1:] {
+		if l != "call /v1/responses fake/model-7b" {
+			t.Errorf("a call %q", l)
+		}
+	}
+	if body, _ := os.ReadFile(rollouts); !strings.Contains(string(body), "Answer: A") {
+		t.Errorf("the rollouts hold no answer of the service:\n%.500s", body)
+	}
+	if conn, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(port), time.Second); err == nil {
+		conn.Close()
+		t.Errorf("the service outlived its job\n%s", logs())
+	}
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
 }
