@@ -22,7 +22,7 @@ export $(test/slurm/cluster.sh start "$cluster")
 mkdir -m 700 "$cluster/sshd"
 ssh_bin=$(test/slurm/sshd.sh start "$cluster/sshd" "$SLURM_CONF")
 CGO_ENABLED=0 go build -o "$work/gym" ./cmd/gym
-export GYM_INSTALL_ROOT=$repo NO_COLOR=1
+export GYM_INSTALL_ROOT=$repo NO_COLOR=1 XDG_CACHE_HOME=$work/cache
 cat > "$work/submit.yaml" <<YAML
 services: {}
 compute:

@@ -164,7 +164,7 @@ func (c *cluster) gym(t *testing.T, gym, dir string, args ...string) string {
 	}
 	cmd := exec.Command(gym, args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "SLURM_CONF="+c.conf, "GYM_INSTALL_ROOT="+repo, "NO_COLOR=1", "NEMO_GYM_EXTRA_ROOTS=")
+	cmd.Env = append(os.Environ(), "SLURM_CONF="+c.conf, "GYM_INSTALL_ROOT="+repo, "NO_COLOR=1", "NEMO_GYM_EXTRA_ROOTS=", "XDG_CACHE_HOME="+filepath.Join(dir, ".cache"))
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("gym %s: %v\n%s", strings.Join(args, " "), err, out)
