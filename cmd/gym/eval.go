@@ -18,6 +18,7 @@ import (
 	"github.com/nemo-gym-go/gym/internal/config"
 	"github.com/nemo-gym-go/gym/internal/config/override"
 	"github.com/nemo-gym-go/gym/internal/config/tree"
+	"github.com/nemo-gym-go/gym/internal/capture"
 	"github.com/nemo-gym-go/gym/internal/launcher"
 	"github.com/nemo-gym-go/gym/internal/progress"
 	"github.com/nemo-gym-go/gym/internal/resolve"
@@ -200,6 +201,7 @@ type evalRun struct {
 	shard    rollout.Shard
 	client   *server.Client
 	agentURL func(ctx context.Context, agent string) (string, error)
+	capture  []*capture.Store
 }
 
 func runEvalRun(ctx context.Context, opts *runOptions) error {
@@ -248,6 +250,11 @@ func runEvalRun(ctx context.Context, opts *runOptions) error {
 		return err
 	}
 	if run.shard, err = readShard(s); err != nil {
+		return err
+	}
+	// Checked before any server starts: the model servers refuse the same
+	// settings.
+	if run.capture, err = captureStores(s); err != nil {
 		return err
 	}
 	if run.client, err = rolloutClient(f, s); err != nil {
@@ -396,6 +403,7 @@ func (r *evalRun) collect(ctx context.Context, opts *runOptions, input, inputFla
 			Client:      r.client,
 			Progress:    progress.New(progress.Options{Out: f.IO.ErrOut, Mode: mode, Title: "Collecting rollouts"}),
 			Log:         f.IO.ErrOut,
+			Capture:     r.capture,
 		},
 		Resume:     r.resume,
 		Aggregator: agg,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/nemo-gym-go/gym/internal/capture"
 	"strconv"
 	"strings"
 
@@ -125,4 +126,28 @@ func describeValue(n *tree.Node) string {
 // error (exit 2).
 func missingConfig(keys ...string) error {
 	return usageErrorf("missing required configuration: %s. Provide each via its flag (see --help) or as a +<key>=<value> override.", strings.Join(keys, ", "))
+}
+
+// captureStores is the capture directory the collector joins from, when
+// observability_enabled is on, checked as NeMo Gym checks it.
+func captureStores(s settings) ([]*capture.Store, error) {
+	global := tree.NewMap()
+	for _, k := range []string{"observability_enabled", "model_call_capture_dir"} {
+		n, err := s.node(k)
+		if err != nil {
+			return nil, err
+		}
+		if n != nil {
+			global.Set(k, n)
+		}
+	}
+	cs, err := capture.SettingsFrom(global)
+	if err != nil || !cs.Enabled {
+		return nil, err
+	}
+	store, err := capture.Open(cs.Dir)
+	if err != nil {
+		return nil, err
+	}
+	return []*capture.Store{store}, nil
 }

@@ -27,6 +27,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/nemo-gym-go/gym/internal/capture"
 	"github.com/nemo-gym-go/gym/internal/openai"
 	"github.com/nemo-gym-go/gym/internal/server"
 )
@@ -65,6 +66,26 @@ type Result struct {
 type Backend interface {
 	Responses(ctx context.Context, body []byte, call CallInfo) (*Result, error)
 	ChatCompletions(ctx context.Context, body []byte, call CallInfo) (*Result, error)
+}
+
+// Serve is the handler of a model server process: b's routes, with
+// model-call capture when the run's config turns it on. A capture setting
+// NeMo Gym refuses stops the server, as it stops NeMo Gym's; a capture
+// directory that cannot be made leaves capture off, with a warning.
+func Serve(rt *server.Runtime, b Backend) (http.Handler, error) {
+	h := Handler(b, rt.Logger)
+	settings, err := capture.SettingsFrom(rt.Global)
+	if err != nil || !settings.Enabled {
+		return h, err
+	}
+	store, err := capture.Open(settings.Dir)
+	if err != nil {
+		if rt.Logger != nil {
+			rt.Logger.Warn("Could not initialize model-call capture; disabling it", "dir", settings.Dir, "error", err)
+		}
+		return h, nil
+	}
+	return (&capture.Recorder{Store: store, Server: rt.Instance, Logger: rt.Logger}).Wrap(h), nil
 }
 
 // Handler serves b's routes. It expects to run inside server.Wrap, which
@@ -249,6 +270,7 @@ func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error, gatewa
 	var te *TransportError
 	switch {
 	case errors.As(err, &se):
+		capture.ReportFailure(r.Context(), capture.Failure{Status: se.Status, Body: se.Body})
 		h.logger.Warn("relaying an error answer", "path", r.URL.Path, "error", err)
 		copyRelayed(w.Header(), se.Header)
 		w.Header().Set("Content-Length", strconv.Itoa(len(se.Body)))
@@ -256,6 +278,7 @@ func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error, gatewa
 		_, werr := w.Write(se.Body)
 		return ignoreGone(r, werr)
 	case errors.As(err, &te):
+		capture.ReportFailure(r.Context(), capture.Failure{Timeout: te.Timeout})
 		h.logger.Error("upstream gave no answer", "path", r.URL.Path, "error", err)
 		status, typ := http.StatusBadGateway, "upstream_unreachable"
 		if te.Timeout {

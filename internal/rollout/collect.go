@@ -13,6 +13,7 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
+	"github.com/nemo-gym-go/gym/internal/capture"
 	"github.com/nemo-gym-go/gym/internal/jsonl"
 	"github.com/nemo-gym-go/gym/internal/openai"
 	"github.com/nemo-gym-go/gym/internal/progress"
@@ -40,6 +41,10 @@ type CollectOptions struct {
 	Progress progress.Reporter
 	// Log receives notices (the resume summary).
 	Log io.Writer
+	// Capture is where model servers capture the rollouts' calls
+	// (observability_enabled): each rollout's capture is cleared before it
+	// runs and joined into its result after.
+	Capture []*capture.Store
 }
 
 // Summary counts what a collection did.
@@ -114,6 +119,9 @@ func collect(ctx context.Context, p Paths, resume bool, o CollectOptions) (*Summ
 		return nil, err
 	}
 	c := &collector{o: o, materialized: p.Materialized, out: out, fails: fails, sum: sum}
+	if len(o.Capture) > 0 && o.Log != nil {
+		fmt.Fprintln(o.Log, "Clearing existing model-call captures for rollouts being dispatched")
+	}
 	o.Progress.Start(sum.Rollouts-sum.Terminal-sum.Maxed, sum.Cached)
 	runErr := c.dispatch(ctx, st)
 	o.Progress.Finish()
@@ -161,6 +169,25 @@ type collector struct {
 	mu           sync.Mutex
 	sum          *Summary
 	writeErr     error
+	producerOnce sync.Once
+}
+
+// clearCapture removes what an earlier run captured under the rollout's
+// key, so that its capture holds this run's calls only.
+func clearCapture(stores []*capture.Store, body []byte) error {
+	key := capture.Key(body)
+	if key == "" {
+		return nil
+	}
+	if err := capture.ValidKey(key); err != nil {
+		return fmt.Errorf("%v: a rollout id names its capture files, so it may hold only letters, digits, '.', '_' and '-'", err)
+	}
+	for _, s := range stores {
+		if err := s.Clear(key); err != nil {
+			return fmt.Errorf("clearing the model-call capture of rollout %s: %w", key, err)
+		}
+	}
+	return nil
 }
 
 func (c *collector) dispatch(ctx context.Context, st *resumeState) error {
@@ -186,6 +213,11 @@ func (c *collector) dispatch(ctx context.Context, st *resumeState) error {
 			var err error
 			if body, err = sjson.SetBytes(body, AttemptIndexKey, n); err != nil {
 				return err
+			}
+		}
+		if len(c.o.Capture) > 0 {
+			if err := clearCapture(c.o.Capture, body); err != nil {
+				return lr.errorf("%v", err)
 			}
 		}
 		c.mu.Lock()
@@ -234,6 +266,17 @@ func (c *collector) run(ctx context.Context, body []byte) {
 		failure, ferr := requestFailure(body, fmt.Errorf("agent %s answered /run with something that is not a JSON object: %w", agent, err))
 		c.record(c.fails, failure, ferr, progress.Outcome{Failed: true}, func(s *Summary) { s.RequestFailed++; s.Failed++ })
 		return
+	}
+	if len(c.o.Capture) > 0 {
+		var producer bool
+		stamped, producer, _ = capture.Join(stamped, body, c.o.Capture)
+		if producer {
+			c.producerOnce.Do(func() {
+				if c.o.Log != nil {
+					fmt.Fprintln(c.o.Log, "Warning: an agent sent its own ng_trajectory or ng_agent_observations; gym joins the model-call capture into ng_model_call_capture (with the calls' payloads) and leaves the agent's trajectory as it sent it, where NeMo Gym would merge the two.")
+				}
+			})
+		}
 	}
 	res := gjson.ParseBytes(stamped)
 	switch {

@@ -32,7 +32,7 @@ func New(rt *server.Runtime) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return modelserver.Handler(b, rt.Logger), nil
+	return modelserver.Serve(rt, b)
 }
 
 type backend struct {

@@ -1,0 +1,109 @@
+package capture
+
+import (
+	"errors"
+	"math"
+	"testing"
+)
+
+// The round trip json.loads → orjson.dumps, case by case as NeMo Gym
+// 0.7.0 writes them.
+func TestCanonical(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{`{"a":1,"b":2,"a":3}`, `{"a":3,"b":2}`},
+		{`{ "x" : [ 1 , 2.50 , 1E2 , -0 , -0.0 ] }`, `{"x":[1,2.5,100.0,0,-0.0]}`},
+		{`[NaN, Infinity, -Infinity, 1e400, 1e-400]`, `[null,null,null,null,0.0]`},
+		{`"\u00e9\u2028\/<&>\u007f"`, "\"é\u2028/<&>\x7f\""},
+		{`"\u000b\b\f\n\r\t\"\\"`, `"\u000b\b\f\n\r\t\"\\"`},
+		{`"\ud83d\ude00"`, `"😀"`},
+		{`18446744073709551615`, `18446744073709551615`},
+		{`-9223372036854775808`, `-9223372036854775808`},
+		{`0.00001`, `0.00001`},
+		{`1e-6`, `1e-6`},
+	}
+	for _, tt := range tests {
+		got, err := canonical([]byte(tt.in))
+		if err != nil || string(got) != tt.want {
+			t.Errorf("canonical(%s) = %s, %v; want %s", tt.in, got, err, tt.want)
+		}
+	}
+	for _, bad := range []string{`{"a":}`, `[1,]`, `01`, `1.`, "\"\xff\"", `{"a":1} x`, `"\x01"`} {
+		var se *SyntaxError
+		if _, err := canonical([]byte(bad)); !errors.As(err, &se) {
+			t.Errorf("canonical(%q) = %v; want a syntax error", bad, err)
+		}
+	}
+	for _, unwritable := range []string{`18446744073709551616`, `-9223372036854775809`, `"\ud800"`, `"\udc00x"`} {
+		var ue *UnwritableError
+		if _, err := canonical([]byte(unwritable)); !errors.As(err, &ue) {
+			t.Errorf("canonical(%s) = %v; want unwritable", unwritable, err)
+		}
+	}
+}
+
+func TestAppendFloat(t *testing.T) {
+	tests := []struct {
+		f    float64
+		want string
+	}{
+		{100, "100.0"}, {1700000000, "1700000000.0"}, {0.00001, "0.00001"}, {0.000015, "0.000015"},
+		{9999999999999998, "9999999999999998.0"}, {1e16, "1e+16"}, {1.5e16, "1.5e+16"}, {1e-6, "1e-6"},
+		{1.234e-6, "1.234e-6"}, {5e-324, "5e-324"}, {math.MaxFloat64, "1.7976931348623157e+308"},
+		{math.Copysign(0, -1), "-0.0"}, {math.NaN(), "null"}, {1786032154.1234567, "1786032154.1234567"},
+	}
+	for _, tt := range tests {
+		if got := string(AppendFloat(nil, tt.f)); got != tt.want {
+			t.Errorf("AppendFloat(%v) = %s, want %s", tt.f, got, tt.want)
+		}
+	}
+}
+
+// Python's round(x, 2) and sum() of floats, which the latencies go through.
+func TestPythonArithmetic(t *testing.T) {
+	if got := round2(0.125); got != 0.12 {
+		t.Errorf("round2(0.125) = %v", got)
+	}
+	if got := round2(0.375); got != 0.38 {
+		t.Errorf("round2(0.375) = %v", got)
+	}
+	if got := string(AppendFloat(nil, pySum([]float64{0.86, 1.5, 0.19, 0.17, 0.16, 0.38, 1.85, 1.04, 2.19, 0.2}))); got != "8.540000000000001" {
+		t.Errorf("sum = %s", got)
+	}
+	if got := string(AppendFloat(nil, pySum([]float64{0.86, 2.19}))); got != "3.05" {
+		t.Errorf("sum = %s", got)
+	}
+}
+
+// Python's errors="replace": one U+FFFD per maximal invalid subpart.
+func TestDecodeReplace(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"a\xe2\x82b", "a\ufffdb"},
+		{"\xff\xff", "\ufffd\ufffd"},
+		{"\xed\xa0\x80", "\ufffd\ufffd\ufffd"},
+		{"\xf0\x9f\x98", "\ufffd"},
+		{"\xc0\xaf", "\ufffd\ufffd"},
+		{"ok é", "ok é"},
+	}
+	for _, tt := range tests {
+		if got := decodeReplace([]byte(tt.in)); got != tt.want {
+			t.Errorf("decodeReplace(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func FuzzCanonical(f *testing.F) {
+	for _, s := range []string{`{"a":[1,2.5,"x"]}`, `[NaN]`, `"\ud83d\ude00"`, `{"a":1,"a":2}`, `1e400`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		out, err := canonical(data)
+		if err != nil {
+			return
+		}
+		// What gym writes reads back to itself.
+		again, err := canonical(out)
+		if err != nil || string(again) != string(out) {
+			t.Fatalf("canonical(%q) = %q, which reads back as %q, %v", data, out, again, err)
+		}
+	})
+}

@@ -1,0 +1,371 @@
+package capture
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nemo-gym-go/gym/internal/server"
+)
+
+// dialects are the routes whose calls are captured, by NeMo Gym's names.
+var dialects = map[string]string{
+	"/v1/responses":        "responses",
+	"/v1/chat/completions": "chat",
+	"/v1/messages":         "messages",
+}
+
+// Recorder captures the calls a model server answers for rollouts: those
+// that came under an /ng-rollout/<id>/ prefix to one of the three model
+// routes, whatever the method. It runs inside server.Wrap, which strips
+// the prefix and keeps the id.
+type Recorder struct {
+	Store *Store
+	// Server is the model server's instance name (model_ref.name).
+	Server string
+	Logger *slog.Logger
+}
+
+// Failure tells the recorder that a call's answer is an error the server
+// relays rather than a response of its own: the upstream answered with an
+// error status (Status and Body as it answered), or never answered
+// (Status 0, Timeout saying whether it timed out). NeMo Gym records such a
+// call from the exception its server raised: no parsed response, the
+// upstream's body as text.
+type Failure struct {
+	Status  int
+	Body    []byte
+	Timeout bool
+}
+
+type callKey struct{}
+
+// ReportFailure records f for the call ctx belongs to; outside a captured
+// call it does nothing.
+func ReportFailure(ctx context.Context, f Failure) {
+	if c, ok := ctx.Value(callKey{}).(*call); ok {
+		c.failure = &f
+	}
+}
+
+// Wrap captures next's calls.
+func (rc *Recorder) Wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		dialect, ok := dialects[r.URL.Path]
+		key := server.RolloutID(r)
+		if !ok || key == "" || rc == nil || rc.Store == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		c := &call{dialect: dialect, start: time.Now(), session: sessionHeader(r.Header)}
+		c.id = newCallID()
+		reqBody, err := io.ReadAll(r.Body)
+		r.Body.Close()
+		r.Body = io.NopCloser(bytes.NewReader(reqBody))
+		c.request = reqBody
+		cw := &captureWriter{w: w, c: c}
+		r = r.WithContext(context.WithValue(r.Context(), callKey{}, c))
+		if err != nil {
+			// The body never arrived whole; the handler answers that.
+			c.request = nil
+		}
+		next.ServeHTTP(cw, r)
+		c.end = time.Now()
+		if err := rc.write(key, c, cw); err != nil {
+			if rc.Logger != nil {
+				rc.Logger.Warn("Model-call capture failed for one call; the rollout's capture is marked incomplete", "rollout", key, "dialect", dialect, "error", err)
+			}
+			if merr := rc.Store.MarkIncomplete(key); merr != nil && rc.Logger != nil {
+				rc.Logger.Warn("Could not mark the rollout's capture as incomplete", "rollout", key, "error", merr)
+			}
+		}
+		cw.release()
+	})
+}
+
+func (rc *Recorder) write(key string, c *call, cw *captureWriter) error {
+	if err := ValidKey(key); err != nil {
+		return err
+	}
+	rec, err := c.record(rc.Server, cw)
+	if err != nil {
+		return err
+	}
+	return rc.Store.Append(key, rec)
+}
+
+// sessionHeader is X-Session-Id when the request carries exactly one
+// distinct non-empty value of it.
+func sessionHeader(h http.Header) *string {
+	var found *string
+	for _, v := range h.Values("X-Session-Id") {
+		if v == "" {
+			continue
+		}
+		if found != nil && *found != v {
+			return nil
+		}
+		found = &v
+	}
+	return found
+}
+
+func newCallID() string {
+	b := make([]byte, 16)
+	rand.Read(b)
+	// A version-4 UUID's hex, as Python's uuid4().hex.
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return hex.EncodeToString(b)
+}
+
+// call is one captured call as it happens.
+type call struct {
+	id, dialect string
+	session     *string
+	start, end  time.Time
+	ttft        time.Duration
+	sawByte     bool
+	request     []byte
+	failure     *Failure
+}
+
+// captureWriter passes the answer through, keeping a copy, and holds back
+// the end of it (the whole of an answer that is not a stream; a stream's
+// terminal event and what follows) until the record is on disk: a client
+// that has the end of an answer can count on its capture.
+type captureWriter struct {
+	w        http.ResponseWriter
+	c        *call
+	status   int
+	stream   bool
+	body     bytes.Buffer
+	held     bytes.Buffer
+	holding  bool
+	terminal string // "complete", "incomplete" or "error" once seen
+	scanned  int    // bytes of body already searched for the terminal event
+}
+
+func (cw *captureWriter) Header() http.Header { return cw.w.Header() }
+
+func (cw *captureWriter) WriteHeader(status int) {
+	if cw.status != 0 {
+		return
+	}
+	cw.status = status
+	cw.stream = strings.HasPrefix(cw.w.Header().Get("Content-Type"), "text/event-stream")
+	cw.holding = !cw.stream
+	cw.w.WriteHeader(status)
+}
+
+func (cw *captureWriter) Write(p []byte) (int, error) {
+	if cw.status == 0 {
+		cw.WriteHeader(http.StatusOK)
+	}
+	if len(p) > 0 && !cw.c.sawByte && string(p) != ": keep-alive\n\n" {
+		cw.c.sawByte = true
+		cw.c.ttft = time.Since(cw.c.start)
+	}
+	cw.body.Write(p)
+	if cw.stream && cw.terminal == "" {
+		cw.terminal, cw.scanned = findTerminal(cw.body.Bytes(), cw.scanned, cw.c.dialect)
+		if cw.terminal != "" {
+			cw.holding = true
+		}
+	}
+	if cw.holding {
+		return cw.held.Write(p)
+	}
+	return cw.w.Write(p)
+}
+
+// Flush passes a flush on while nothing is held.
+func (cw *captureWriter) Flush() {
+	if !cw.holding {
+		http.NewResponseController(cw.w).Flush()
+	}
+}
+
+func (cw *captureWriter) Unwrap() http.ResponseWriter { return cw.w }
+
+// release sends what was held back.
+func (cw *captureWriter) release() {
+	if cw.held.Len() > 0 {
+		cw.w.Write(cw.held.Bytes())
+	}
+	if cw.stream {
+		http.NewResponseController(cw.w).Flush()
+	}
+}
+
+// record is the call's line, in NeMo Gym's key order: model_call_id,
+// dialect, model_ref, started_at, completed_at, latency_ms,
+// latency_ttft_ms, status_code, error_category, request, response, then
+// client_session_id, request_raw and response_raw when there are any.
+func (c *call) record(serverName string, cw *captureWriter) ([]byte, error) {
+	dst := []byte(`{"model_call_id":`)
+	dst = appendString(dst, c.id)
+	dst = append(dst, `,"dialect":`...)
+	dst = appendString(dst, c.dialect)
+	dst = append(dst, `,"model_ref":`...)
+	if serverName != "" {
+		dst = append(dst, `{"type":"responses_api_models","name":`...)
+		dst = appendString(dst, serverName)
+		dst = append(dst, '}')
+	} else {
+		dst = append(dst, "null"...)
+	}
+	dst = append(dst, `,"started_at":`...)
+	dst = AppendFloat(dst, epochSeconds(c.start))
+	dst = append(dst, `,"completed_at":`...)
+	dst = AppendFloat(dst, epochSeconds(c.end))
+	dst = append(dst, `,"latency_ms":`...)
+	dst = AppendFloat(dst, round2(float64(c.end.Sub(c.start))/float64(time.Millisecond)))
+	dst = append(dst, `,"latency_ttft_ms":`...)
+	if c.sawByte {
+		dst = AppendFloat(dst, round2(float64(c.ttft)/float64(time.Millisecond)))
+	} else {
+		dst = append(dst, "null"...)
+	}
+
+	request, requestRaw, err := objectOrRaw(c.request)
+	if err != nil {
+		return nil, err
+	}
+	body := cw.body.Bytes()
+	status := cw.status
+	var response, responseRaw []byte
+	var category string
+	if f := c.failure; f != nil {
+		// An answer relayed from an exception: no parsed response.
+		status = f.Status
+		switch {
+		case f.Status != 0:
+			category = classify(f.Status)
+		case f.Timeout:
+			category = "timeout"
+		default:
+			category = "connection"
+		}
+		if len(f.Body) > 0 {
+			responseRaw = appendString(nil, decodeReplace(f.Body))
+		}
+	} else {
+		if len(body) > 0 {
+			if cw.stream {
+				response = reconstruct(body, c.dialect)
+			} else if v, err := canonical(body); err == nil && v[0] == '{' {
+				response = v
+			} else {
+				var uw *UnwritableError
+				if errors.As(err, &uw) {
+					return nil, err
+				}
+			}
+		}
+		category = classify(status)
+		if category == "" {
+			switch cw.terminal {
+			case "error":
+				category = "upstream_error"
+			case "incomplete":
+				category = "incomplete"
+			}
+		}
+		if category == "" && cw.stream && cw.terminal == "" {
+			category = "stream_truncated"
+		}
+		if category == "" && len(body) > 0 && response == nil {
+			category = "capture_parse_error"
+		}
+		if len(body) > 0 && (cw.stream || response == nil) {
+			responseRaw = appendString(nil, decodeReplace(body))
+		}
+	}
+	dst = append(dst, `,"status_code":`...)
+	if status != 0 {
+		dst = strconv.AppendInt(dst, int64(status), 10)
+	} else {
+		dst = append(dst, "null"...)
+	}
+	dst = append(dst, `,"error_category":`...)
+	dst = appendNullable(dst, category)
+	dst = append(dst, `,"request":`...)
+	dst = appendRawOrNull(dst, request)
+	dst = append(dst, `,"response":`...)
+	dst = appendRawOrNull(dst, response)
+	if c.session != nil {
+		dst = append(dst, `,"client_session_id":`...)
+		dst = appendString(dst, *c.session)
+	}
+	if requestRaw != nil {
+		dst = append(dst, `,"request_raw":`...)
+		dst = append(dst, requestRaw...)
+	}
+	if responseRaw != nil {
+		dst = append(dst, `,"response_raw":`...)
+		dst = append(dst, responseRaw...)
+	}
+	return append(dst, '}'), nil
+}
+
+// objectOrRaw is a request body as NeMo Gym keeps it: the object, or,
+// when the body is not one, null and the text (nothing for no body).
+func objectOrRaw(body []byte) (object, raw []byte, err error) {
+	if len(body) == 0 {
+		return nil, nil, nil
+	}
+	v, err := canonical(body)
+	var uw *UnwritableError
+	if errors.As(err, &uw) {
+		return nil, nil, err
+	}
+	if err == nil && v[0] == '{' {
+		return v, nil, nil
+	}
+	return nil, appendString(nil, decodeReplace(body)), nil
+}
+
+// classify is NeMo Gym's error category of a status, "" below 400.
+func classify(status int) string {
+	switch {
+	case status == 0 || status < 400:
+		return ""
+	case status == 408 || status == 504:
+		return "timeout"
+	case status == 429:
+		return "rate_limit"
+	case status == 401 || status == 403:
+		return "auth"
+	case status == 404:
+		return "not_found"
+	case status < 500:
+		return "client_error"
+	}
+	return "upstream_error"
+}
+
+// epochSeconds is Python's time.time(): nanoseconds over 1e9.
+func epochSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
+
+func appendNullable(dst []byte, s string) []byte {
+	if s == "" {
+		return append(dst, "null"...)
+	}
+	return appendString(dst, s)
+}
+
+func appendRawOrNull(dst, raw []byte) []byte {
+	if raw == nil {
+		return append(dst, "null"...)
+	}
+	return append(dst, raw...)
+}

@@ -1,0 +1,102 @@
+package capture
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/nemo-gym-go/gym/internal/server"
+)
+
+// recording starts next behind the recorder and server.Wrap, as a model
+// server runs it.
+func recording(t *testing.T, next http.HandlerFunc) (*Store, string) {
+	t.Helper()
+	store, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := &server.Runtime{Instance: "policy_model", ServerType: "responses_api_models", Implementation: "t", ClassName: "SimpleModelServer"}
+	srv := httptest.NewServer(server.Wrap(rt, (&Recorder{Store: store, Server: "policy_model"}).Wrap(next)))
+	t.Cleanup(srv.Close)
+	return store, srv.URL
+}
+
+func post(t *testing.T, url, body string) string {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	return string(data)
+}
+
+// A client that has read an answer to its end can read its record: the
+// end of a stream (its terminal event) and the whole of a plain answer
+// wait until the record is on disk.
+func TestAnswerEndsAfterItsRecord(t *testing.T) {
+	var store *Store
+	seenBeforeEnd := make(chan bool, 1)
+	store, url := recording(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(200)
+		io.WriteString(w, "event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"id\":\"r\"}}\n\n")
+		http.NewResponseController(w).Flush()
+		io.WriteString(w, "event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"id\":\"r\",\"status\":\"completed\"}}\n\n")
+		http.NewResponseController(w).Flush()
+		_, err := os.Stat(filepath.Join(store.Dir(), "7-1.capture.jsonl"))
+		seenBeforeEnd <- err == nil
+	})
+	resp, err := http.Post(url+"/ng-rollout/7-1/v1/responses", "application/json", strings.NewReader(`{"stream":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 4096)
+	n, _ := resp.Body.Read(buf)
+	if got := string(buf[:n]); !strings.HasPrefix(got, "event: response.created") || strings.Contains(got, "completed") {
+		t.Errorf("first read %q: the stream's start should arrive, its end wait", got)
+	}
+	rest, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(rest), "response.completed") {
+		t.Errorf("the terminal event never came: %q", rest)
+	}
+	if <-seenBeforeEnd {
+		t.Error("the record existed before the handler ended")
+	}
+	data, err := os.ReadFile(filepath.Join(store.Dir(), "7-1.capture.jsonl"))
+	if err != nil || !strings.Contains(string(data), `"response":{"id":"r","status":"completed"}`) || !strings.Contains(string(data), `"response_raw":"event: response.created`) {
+		t.Errorf("record %s, %v", data, err)
+	}
+}
+
+// Only a rollout's calls to the three model routes are captured; a key
+// that cannot name a file captures nothing and answers all the same.
+func TestWhatIsCaptured(t *testing.T) {
+	store, url := recording(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"ok":true}`)
+	})
+	for _, path := range []string{"/v1/responses", "/ng-rollout/1-0/v1/models", "/ng-rollout/1-0/health", "/ng-rollout/a+b/v1/responses"} {
+		if got := post(t, url+path, `{}`); got != `{"ok":true}` {
+			t.Errorf("%s answered %q", path, got)
+		}
+	}
+	post(t, url+"/ng-rollout/1-0/v1/chat/completions", `{"model":"m"}`)
+	post(t, url+"/ng-rollout/1-0/v1/messages", `{"model":"m"}`)
+	entries, _ := os.ReadDir(store.Dir())
+	if len(entries) != 1 || entries[0].Name() != "1-0.capture.jsonl" {
+		t.Fatalf("capture dir: %v", entries)
+	}
+	data, _ := os.ReadFile(filepath.Join(store.Dir(), "1-0.capture.jsonl"))
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], `"dialect":"chat"`) || !strings.Contains(lines[1], `"dialect":"messages"`) {
+		t.Errorf("records:\n%s", data)
+	}
+}
