@@ -15,10 +15,10 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/nemo-gym-go/gym/internal/capture"
 	"github.com/nemo-gym-go/gym/internal/config"
 	"github.com/nemo-gym-go/gym/internal/config/override"
 	"github.com/nemo-gym-go/gym/internal/config/tree"
-	"github.com/nemo-gym-go/gym/internal/capture"
 	"github.com/nemo-gym-go/gym/internal/launcher"
 	"github.com/nemo-gym-go/gym/internal/progress"
 	"github.com/nemo-gym-go/gym/internal/resolve"
