@@ -19,6 +19,7 @@ import (
 	"github.com/nemo-gym-go/gym/internal/config"
 	"github.com/nemo-gym-go/gym/internal/config/override"
 	"github.com/nemo-gym-go/gym/internal/config/tree"
+	"github.com/nemo-gym-go/gym/internal/export"
 	"github.com/nemo-gym-go/gym/internal/launcher"
 	"github.com/nemo-gym-go/gym/internal/progress"
 	"github.com/nemo-gym-go/gym/internal/resolve"
@@ -202,6 +203,7 @@ type evalRun struct {
 	client   *server.Client
 	agentURL func(ctx context.Context, agent string) (string, error)
 	capture  []*capture.Store
+	trackers *export.Trackers
 }
 
 func runEvalRun(ctx context.Context, opts *runOptions) error {
@@ -257,6 +259,9 @@ func runEvalRun(ctx context.Context, opts *runOptions) error {
 	if run.capture, err = captureStores(s); err != nil {
 		return err
 	}
+	if run.trackers, err = export.FromConfig(s.node); err != nil {
+		return err
+	}
 	if run.client, err = rolloutClient(f, s); err != nil {
 		return err
 	}
@@ -269,9 +274,21 @@ func runEvalRun(ctx context.Context, opts *runOptions) error {
 			return missingConfig(keyInput)
 		}
 		run.agentURL = headAgentURLs(res, run.client)
-		return run.collect(ctx, opts, roots.resolveExisting(input), "--input")
+		return run.tracked(ctx, func() error { return run.collect(ctx, opts, roots.resolveExisting(input), "--input") })
 	}
-	return run.endToEnd(ctx, opts, split)
+	return run.tracked(ctx, func() error { return run.endToEnd(ctx, opts, split) })
+}
+
+// tracked runs the evaluation inside its tracker run (MLflow), which gets
+// the config (secrets masked) first and the evaluation's outcome last.
+func (r *evalRun) tracked(ctx context.Context, evaluate func() error) error {
+	r.trackers.Warn = r.f.IO.ErrOut
+	if masked, err := r.res.Resolved(true); err == nil {
+		r.trackers.Start(ctx, masked)
+	}
+	err := evaluate()
+	r.trackers.Finish(context.WithoutCancel(ctx), export.RunStatus(err))
+	return err
 }
 
 // endToEnd collates the split, starts the servers, collects and stops.
@@ -412,6 +429,11 @@ func (r *evalRun) collect(ctx context.Context, opts *runOptions, input, inputFla
 	})
 	if errors.Is(err, context.Canceled) {
 		fmt.Fprintf(f.IO.ErrOut, "Interrupted: the finished rollouts are in %s; run the same command with --resume to finish.\n", r.output)
+	}
+	var failures *rollout.RequestFailuresError
+	if err == nil || errors.As(err, &failures) {
+		paths := rollout.PathsFor(r.output)
+		r.trackers.Report(context.WithoutCancel(ctx), paths.Output, paths.Metrics)
 	}
 	return err
 }

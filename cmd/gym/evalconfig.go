@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"github.com/nemo-gym-go/gym/internal/capture"
 	"strconv"
@@ -131,6 +132,13 @@ func missingConfig(keys ...string) error {
 // captureStores is the capture directory the collector joins from, when
 // observability_enabled is on, checked as NeMo Gym checks it.
 func captureStores(s settings) ([]*capture.Store, error) {
+	if n, err := s.node("token_id_capture"); err != nil {
+		return nil, err
+	} else if n != nil && n.Kind == tree.Map {
+		if on := n.Get("enabled"); on != nil && ((on.Kind == tree.Bool && on.Bool) || on.Kind == tree.String) {
+			return nil, errors.New("invalid configuration: token_id_capture.enabled is set, but gym does not capture training token ids yet; collect with NeMo Gym's own vLLM model server and collector for RL training data, or turn it off (model-call capture, observability_enabled, is supported)")
+		}
+	}
 	global := tree.NewMap()
 	for _, k := range []string{"observability_enabled", "model_call_capture_dir"} {
 		n, err := s.node(k)
