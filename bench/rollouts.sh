@@ -7,6 +7,10 @@
 # Every rollout is a full one: seed_session, two model calls and a
 # get_weather call for three of the five rows, verify.
 #
+# CAPTURE=1 turns on model-call capture (observability_enabled): every
+# model call is then appended to its rollout's capture file, one new file
+# per rollout, in CAPTURE_DIR (default: calls/ in the work directory; put
+# it on tmpfs, e.g. /dev/shm/calls, to see the cost without the disk's).
 # CONCURRENCY (default "64 256") and DURATION change the levels; KEEP=1 keeps
 # the work directory (the servers' log is start.log there). GOGC or GOMEMLIMIT in
 # the environment reach every server (GOGC=400 gave 10-15% more on a 2-CPU VM).
@@ -29,10 +33,14 @@ go build -o "$work/rundriver" ./bench/rundriver
 
 # The configs and the recordings come from the binary's install root, as
 # for a user with no checkout; the servers run in an empty directory.
+capture=()
+if [[ ${CAPTURE:-0} == 1 ]]; then
+  capture=(++observability_enabled=true "++model_call_capture_dir=${CAPTURE_DIR:-$work/calls}")
+fi
 (cd "$work" && exec ./gym env start \
   --config resources_servers/example_single_tool_call/configs/example_single_tool_call.yaml \
   --config responses_api_models/replay_model/configs/replay_model.yaml \
-  ++head_server.port="${HEAD_PORT:-$((21000 + RANDOM % 4000))}" \
+  ++head_server.port="${HEAD_PORT:-$((21000 + RANDOM % 4000))}" "${capture[@]}" \
   > start.log 2>&1) &
 pid=$!
 for _ in $(seq 600); do

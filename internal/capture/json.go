@@ -41,8 +41,13 @@ func (e *UnwritableError) Error() string { return e.Msg }
 // maxDepth is about where Python's json.loads runs out of recursion.
 const maxDepth = 990
 
-// canonical parses raw as json.loads does and writes it as orjson does.
+// canonical parses raw as json.loads does and writes it as orjson does:
+// in one pass, or through the tree when a key repeats.
 func canonical(raw []byte) ([]byte, error) {
+	out, err := transcode(make([]byte, 0, len(raw)), raw)
+	if !errors.Is(err, errDuplicateKey) {
+		return out, err
+	}
 	v, err := parse(raw)
 	if err != nil {
 		return nil, err
@@ -346,6 +351,10 @@ func (p *parser) number() (*jvalue, error) {
 	}
 	lit := string(p.s[start:p.i])
 	if !isFloat {
+		// Without leading zeros, more than 20 digits is beyond 64 bits.
+		if p.i-intStart > 20 {
+			return nil, &UnwritableError{"Integer exceeds 64-bit range"}
+		}
 		n, ok := new(big.Int).SetString(lit, 10)
 		if !ok {
 			return nil, p.fail("bad integer")
@@ -444,32 +453,38 @@ func (p *parser) hex4() (rune, error) {
 
 // appendString writes s as orjson does.
 func appendString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
 	dst = append(dst, '"')
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '"':
-			dst = append(dst, '\\', '"')
-		case c == '\\':
-			dst = append(dst, '\\', '\\')
-		case c >= 0x20:
+		if c := s[i]; c >= 0x20 && c != '"' && c != '\\' {
 			dst = append(dst, c)
-		case c == '\b':
-			dst = append(dst, '\\', 'b')
-		case c == '\t':
-			dst = append(dst, '\\', 't')
-		case c == '\n':
-			dst = append(dst, '\\', 'n')
-		case c == '\f':
-			dst = append(dst, '\\', 'f')
-		case c == '\r':
-			dst = append(dst, '\\', 'r')
-		default:
-			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		} else {
+			dst = appendStringByte(dst, c)
 		}
 	}
 	return append(dst, '"')
+}
+
+// appendStringByte writes a byte orjson escapes inside a string: '"',
+// '\\' and the control characters.
+func appendStringByte(dst []byte, c byte) []byte {
+	const hex = "0123456789abcdef"
+	switch c {
+	case '"':
+		return append(dst, '\\', '"')
+	case '\\':
+		return append(dst, '\\', '\\')
+	case '\b':
+		return append(dst, '\\', 'b')
+	case '\t':
+		return append(dst, '\\', 't')
+	case '\n':
+		return append(dst, '\\', 'n')
+	case '\f':
+		return append(dst, '\\', 'f')
+	case '\r':
+		return append(dst, '\\', 'r')
+	}
+	return append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
 }
 
 // AppendFloat writes f as orjson does: the shortest digits that read back

@@ -96,6 +96,20 @@ func FuzzCanonical(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// The one-pass transcoder and the tree write the same, or fail
+		// the same way.
+		fast, ferr := transcode(nil, data)
+		if !errors.Is(ferr, errDuplicateKey) {
+			v, terr := parse(data)
+			var slow []byte
+			if terr == nil {
+				slow = v.appendTo(nil)
+			}
+			var fs, ts *SyntaxError
+			if (ferr == nil) != (terr == nil) || errors.As(ferr, &fs) != errors.As(terr, &ts) || string(fast) != string(slow) && ferr == nil {
+				t.Fatalf("%q: transcode %q, %v; tree %q, %v", data, fast, ferr, slow, terr)
+			}
+		}
 		out, err := canonical(data)
 		if err != nil {
 			return

@@ -140,7 +140,7 @@ type call struct {
 
 // captureWriter passes the answer through, keeping a copy, and holds back
 // the end of it (the whole of an answer that is not a stream; a stream's
-// terminal event and what follows) until the record is on disk: a client
+// terminal event and what follows) until the record is written: a client
 // that has the end of an answer can count on its capture.
 type captureWriter struct {
 	w        http.ResponseWriter
