@@ -38,7 +38,7 @@ func newCmdEval(f *Factory, g *globalFlags) *cobra.Command {
   # Reward statistics of a finished run, from its files alone
   gym eval profile --inputs results/example_materialized_inputs.jsonl --rollouts results/example.jsonl`,
 	}
-	cmd.AddCommand(newCmdEvalPrepare(f, g), newCmdEvalRun(f, g), newCmdEvalAggregate(f, g), newCmdEvalProfile(f), newCmdEvalSubmit(f), newCmdEvalStatus(f), newCmdEvalCancel(f))
+	cmd.AddCommand(newCmdEvalPrepare(f, g), newCmdEvalRun(f, g), newCmdEvalAggregate(f, g), newCmdEvalProfile(f), newCmdEvalSubmit(f), newCmdEvalStatus(f), newCmdEvalCancel(f), newCmdEvalExport(f))
 	makeGroup(cmd)
 	return cmd
 }
