@@ -262,6 +262,11 @@ func runEvalRun(ctx context.Context, opts *runOptions) error {
 	if run.trackers, err = export.FromConfig(s.node); err != nil {
 		return err
 	}
+	for _, k := range rollout.NeMoGymOnlyKeys {
+		if n, _ := s.node(k); n != nil {
+			fmt.Fprintf(f.IO.ErrOut, "Warning: %s is set, but it is a NeMo Gym collection setting gym does not implement; it has no effect here\n", k)
+		}
+	}
 	if run.client, err = rolloutClient(f, s); err != nil {
 		return err
 	}
