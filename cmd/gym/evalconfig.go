@@ -135,7 +135,9 @@ func captureStores(s settings) ([]*capture.Store, error) {
 	if n, err := s.node("token_id_capture"); err != nil {
 		return nil, err
 	} else if n != nil && n.Kind == tree.Map {
-		if on := n.Get("enabled"); on != nil && ((on.Kind == tree.Bool && on.Bool) || on.Kind == tree.String) {
+		if on, err := capture.LaxBool(n.Get("enabled")); err != nil {
+			return nil, fmt.Errorf("invalid configuration: token_id_capture.enabled: %w", err)
+		} else if on {
 			return nil, errors.New("invalid configuration: token_id_capture.enabled is set, but gym does not capture training token ids yet; collect with NeMo Gym's own vLLM model server and collector for RL training data, or turn it off (model-call capture, observability_enabled, is supported)")
 		}
 	}

@@ -23,7 +23,7 @@ func SettingsFrom(global *tree.Node) (Settings, error) {
 	if global == nil {
 		return s, nil
 	}
-	enabled, err := laxBool(global.Get("observability_enabled"))
+	enabled, err := LaxBool(global.Get("observability_enabled"))
 	if err != nil {
 		return s, fmt.Errorf("invalid configuration: observability_enabled: %w", err)
 	}
@@ -40,9 +40,9 @@ func SettingsFrom(global *tree.Node) (Settings, error) {
 	return Settings{Enabled: true, Dir: filepath.Clean(dir.Str)}, nil
 }
 
-// laxBool is pydantic's reading of a bool: true/false, 0/1, and the
+// LaxBool is pydantic's reading of a bool: true/false, 0/1, and the
 // words it knows.
-func laxBool(n *tree.Node) (bool, error) {
+func LaxBool(n *tree.Node) (bool, error) {
 	if n == nil || n.Kind == tree.Null {
 		return false, nil
 	}

@@ -1,9 +1,12 @@
 package capture
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/nemo-gym-go/gym/internal/config/tree"
 )
 
 // Key is the capture key of a /run row or its result, as NeMo Gym's
@@ -52,18 +55,10 @@ func pyStr(v *jvalue) string {
 		return "None"
 	default:
 		if f, err := strconv.ParseFloat(t, 64); err == nil && strings.ContainsAny(t, ".e") {
-			return pyFloatRepr(f)
+			return tree.PythonFloatRepr(f)
 		}
 		return t
 	}
-}
-
-func pyFloatRepr(f float64) string {
-	s := strconv.FormatFloat(f, 'g', -1, 64)
-	if !strings.ContainsAny(s, ".eIN") {
-		s += ".0"
-	}
-	return s
 }
 
 // noResultClasses are the failure classes of rows NeMo Gym's collector
@@ -77,8 +72,16 @@ var noResultClasses = map[string]bool{"agent_request_failed": true, "agent_run_e
 // the capture is the one under its key, found in the first of dirs that
 // has it. A result with no key, or no result at all, is returned as is.
 func Join(result, row []byte, dirs []*Store) ([]byte, bool, error) {
+	if len(dirs) == 0 {
+		return result, false, nil
+	}
 	res, err := parse(result)
-	if err != nil || !res.isObject() || len(dirs) == 0 {
+	if err != nil {
+		// NeMo Gym's collector cannot write such a row either (orjson
+		// refuses it); gym keeps the row and says the capture is missing.
+		return result, false, fmt.Errorf("the result cannot carry its capture: %w", err)
+	}
+	if !res.isObject() {
 		return result, false, nil
 	}
 	if fc := res.get("_ng_failure_class"); fc != nil && fc.str != nil && noResultClasses[*fc.str] || res.get("_ng_dispatch_drained").truthy() {

@@ -77,18 +77,35 @@ func (rc *Recorder) Wrap(next http.Handler) http.Handler {
 			// The body never arrived whole; the handler answers that.
 			c.request = nil
 		}
+		// A handler that aborts (a stream broken after it started) still
+		// leaves its record, of what it had sent, before the abort goes on.
+		defer func() {
+			if p := recover(); p != nil {
+				c.end, c.aborted = time.Now(), true
+				rc.finish(key, c, cw)
+				panic(p)
+			}
+		}()
 		next.ServeHTTP(cw, r)
 		c.end = time.Now()
-		if err := rc.write(key, c, cw); err != nil {
-			if rc.Logger != nil {
-				rc.Logger.Warn("Model-call capture failed for one call; the rollout's capture is marked incomplete", "rollout", key, "dialect", dialect, "error", err)
-			}
-			if merr := rc.Store.MarkIncomplete(key); merr != nil && rc.Logger != nil {
-				rc.Logger.Warn("Could not mark the rollout's capture as incomplete", "rollout", key, "error", merr)
-			}
-		}
-		cw.release()
+		rc.finish(key, c, cw)
 	})
+}
+
+// finish writes the call's record, marks the capture incomplete if it
+// cannot, and lets the held end of the answer go.
+func (rc *Recorder) finish(key string, c *call, cw *captureWriter) {
+	if err := rc.write(key, c, cw); err != nil {
+		if rc.Logger != nil {
+			rc.Logger.Warn("Model-call capture failed for one call; the rollout's capture is marked incomplete", "rollout", key, "dialect", c.dialect, "error", err)
+		}
+		if merr := rc.Store.MarkIncomplete(key); merr != nil && rc.Logger != nil {
+			rc.Logger.Warn("Could not mark the rollout's capture as incomplete", "rollout", key, "error", merr)
+		}
+	}
+	if !c.aborted {
+		cw.release()
+	}
 }
 
 func (rc *Recorder) write(key string, c *call, cw *captureWriter) error {
@@ -136,6 +153,7 @@ type call struct {
 	sawByte     bool
 	request     []byte
 	failure     *Failure
+	aborted     bool // the handler panicked: the answer was cut off
 }
 
 // captureWriter passes the answer through, keeping a copy, and holds back
@@ -282,6 +300,10 @@ func (c *call) record(serverName string, cw *captureWriter) ([]byte, error) {
 		}
 		if category == "" && cw.stream && cw.terminal == "" {
 			category = "stream_truncated"
+		}
+		if c.aborted && category == "" {
+			// NeMo Gym's category of a handler that raised.
+			category = "exception"
 		}
 		if category == "" && len(body) > 0 && response == nil {
 			category = "capture_parse_error"

@@ -96,3 +96,24 @@ func TestWhatIsCaptured(t *testing.T) {
 		t.Errorf("records:\n%s", data)
 	}
 }
+
+// A handler that aborts half way (a stream the upstream broke off) leaves
+// the record of what it sent: a capture never misses a call silently.
+func TestAbortedCallIsRecorded(t *testing.T) {
+	store, url := recording(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(200)
+		io.WriteString(w, "event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"id\":\"r\"}}\n\n")
+		http.NewResponseController(w).Flush()
+		panic(http.ErrAbortHandler)
+	})
+	resp, err := http.Post(url+"/ng-rollout/3-0/v1/responses", "application/json", strings.NewReader(`{"stream":true}`))
+	if err == nil {
+		io.ReadAll(resp.Body)
+		resp.Body.Close()
+	}
+	data, err := os.ReadFile(filepath.Join(store.Dir(), "3-0.capture.jsonl"))
+	if err != nil || !strings.Contains(string(data), `"error_category":"stream_truncated"`) {
+		t.Errorf("record %s, %v", data, err)
+	}
+}

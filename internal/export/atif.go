@@ -109,7 +109,7 @@ func ExportATIF(rolloutsPath, outDir string, o ATIFOptions) (int, error) {
 	}
 	in, err := os.Open(rolloutsPath)
 	if err != nil {
-		return 0, fmt.Errorf("rollouts file not found: %w", err)
+		return 0, fmt.Errorf("reading the rollouts: %w", err)
 	}
 	defer in.Close()
 	if err := os.MkdirAll(filepath.Dir(outDir), 0o755); err != nil {
@@ -333,12 +333,14 @@ func (c *converter) item(item gjson.Result, at string, context bool) {
 		if caller := item.Get("caller"); caller.Exists() && caller.Type != gjson.Null {
 			c.unrepresentable(at+".caller", "a tool call issued by a program (caller is not null)", caller)
 		}
-		args := map[string]any{}
+		var args map[string]any
 		if raw := item.Get("arguments"); raw.Type == gjson.String {
-			if err := json.Unmarshal([]byte(raw.Str), &args); err != nil {
-				args = map[string]any{}
+			if err := json.Unmarshal([]byte(raw.Str), &args); err != nil || args == nil {
 				c.unrepresentable(at+".arguments", "arguments that are not a JSON object", raw)
 			}
+		}
+		if args == nil {
+			args = map[string]any{}
 		}
 		tc := atifToolCall{ToolCallID: item.Get("call_id").String(), FunctionName: item.Get("name").String(), Arguments: args}
 		if tc.ToolCallID == "" {
@@ -360,8 +362,12 @@ func (c *converter) item(item gjson.Result, at string, context bool) {
 		}
 		out := item.Get("output")
 		var content any = out.Str
-		if out.IsArray() {
+		switch {
+		case out.IsArray():
 			content = c.text(out, at+".output")
+		case out.Type != gjson.String:
+			c.unrepresentable(at+".output", "a tool result that is neither text nor content parts", out)
+			content = out.Raw
 		}
 		if s.Observation == nil {
 			s.Observation = &atifObservation{}

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -220,6 +221,9 @@ func (m *MLflow) LogMetrics(ctx context.Context, metrics []Metric, step int64) e
 		if mt.IsText {
 			tags = append(tags, map[string]string{"key": key, "value": truncate(mt.Text)})
 			continue
+		}
+		if math.IsNaN(mt.Value) || math.IsInf(mt.Value, 0) {
+			continue // JSON has no such number; MLflow's API would refuse the batch
 		}
 		nums = append(nums, map[string]any{"key": key, "value": mt.Value, "timestamp": ts, "step": step})
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -146,7 +147,7 @@ func (t *Trackers) Start(ctx context.Context, config *tree.Node) {
 
 // Metrics logs each primitive metric.
 func (t *Trackers) Metrics(ctx context.Context, metrics []Metric) {
-	if t == nil || t.MLflow == nil || len(metrics) == 0 {
+	if t == nil || t.MLflow == nil || t.MLflow.RunID() == "" || len(metrics) == 0 {
 		return
 	}
 	t.warn("log the metrics", t.MLflow.LogMetrics(ctx, metrics, 0))
@@ -154,7 +155,7 @@ func (t *Trackers) Metrics(ctx context.Context, metrics []Metric) {
 
 // Rollouts uploads the rollouts when upload_rollouts is on.
 func (t *Trackers) Rollouts(ctx context.Context, rows [][]byte) {
-	if t == nil || t.MLflow == nil || !t.UploadRollouts {
+	if t == nil || t.MLflow == nil || t.MLflow.RunID() == "" || !t.UploadRollouts {
 		return
 	}
 	t.warn("upload the rollouts", t.MLflow.LogRollouts(ctx, rows))
@@ -163,7 +164,7 @@ func (t *Trackers) Rollouts(ctx context.Context, rows [][]byte) {
 // Finish ends the run: FINISHED, or FAILED / KILLED when the evaluation
 // did not complete.
 func (t *Trackers) Finish(ctx context.Context, status string) {
-	if t == nil || t.MLflow == nil {
+	if t == nil || t.MLflow == nil || t.MLflow.RunID() == "" {
 		return
 	}
 	t.warn("end the run", t.MLflow.Finish(ctx, status))
@@ -348,7 +349,18 @@ func writeJSON(b *bytes.Buffer, n *tree.Node, depth int) {
 		b.WriteString("null")
 	case tree.Bool:
 		b.WriteString(strconv.FormatBool(n.Bool))
-	case tree.Int, tree.BigInt, tree.Float:
+	case tree.Float:
+		switch {
+		case math.IsNaN(n.Float):
+			b.WriteString("NaN")
+		case math.IsInf(n.Float, 1):
+			b.WriteString("Infinity")
+		case math.IsInf(n.Float, -1):
+			b.WriteString("-Infinity")
+		default:
+			b.WriteString(pyStr(n))
+		}
+	case tree.Int, tree.BigInt:
 		b.WriteString(pyStr(n))
 	default:
 		pyJSONString(b, n.Str)

@@ -114,7 +114,13 @@ const (
 
 // histogram is an SVG histogram of v in up to 20 bins (one per distinct
 // value when there are few).
-func histogram(v []float64, xLabel, yLabel, color string) template.HTML {
+func histogram(all []float64, xLabel, yLabel, color string) template.HTML {
+	var v []float64
+	for _, x := range all {
+		if !math.IsNaN(x) && !math.IsInf(x, 0) {
+			v = append(v, x)
+		}
+	}
 	if len(v) == 0 {
 		return template.HTML(`<p class="none">No data.</p>`)
 	}
@@ -125,7 +131,7 @@ func histogram(v []float64, xLabel, yLabel, color string) template.HTML {
 	}
 	var labels []string
 	var counts []float64
-	if len(distinct) <= 12 {
+	if width := (hi - lo) / 20; len(distinct) <= 12 || width == 0 || math.IsInf(width, 0) {
 		keys := make([]float64, 0, len(distinct))
 		for k := range distinct {
 			keys = append(keys, k)
@@ -147,7 +153,7 @@ func histogram(v []float64, xLabel, yLabel, color string) template.HTML {
 		counts = make([]float64, bins)
 		for _, x := range v {
 			i := int((x - lo) / width)
-			counts[min(i, bins-1)]++
+			counts[max(min(i, bins-1), 0)]++
 		}
 		for i := range bins {
 			labels = append(labels, trimFloat(lo+float64(i)*width))

@@ -109,3 +109,18 @@ func TestReportRendersInChromium(t *testing.T) {
 		}
 	}
 }
+
+// Rewards JSON can hold but no bin can (an overflowing 1e999 reads as
+// infinity), and a range no float width spans, are left out, not a panic.
+func TestReportOfExtremeValues(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.jsonl")
+	os.WriteFile(path, []byte(`{"reward":1e999,"_ng_task_index":0,"_ng_rollout_index":0}
+{"reward":-1.7e308,"_ng_task_index":1,"_ng_rollout_index":0}
+{"reward":1.7e308,"_ng_task_index":2,"_ng_rollout_index":0}
+`+strings.Repeat(`{"reward":0.5,"_ng_task_index":3,"_ng_rollout_index":0}
+`, 13)), 0o644)
+	var page bytes.Buffer
+	if err := WriteHTML(&page, path); err != nil {
+		t.Fatal(err)
+	}
+}

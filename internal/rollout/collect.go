@@ -170,6 +170,7 @@ type collector struct {
 	sum          *Summary
 	writeErr     error
 	producerOnce sync.Once
+	joinFailOnce sync.Once
 }
 
 // clearCapture removes what an earlier run captured under the rollout's
@@ -268,8 +269,15 @@ func (c *collector) run(ctx context.Context, body []byte) {
 		return
 	}
 	if len(c.o.Capture) > 0 {
-		var producer bool
-		stamped, producer, _ = capture.Join(stamped, body, c.o.Capture)
+		joined, producer, err := capture.Join(stamped, body, c.o.Capture)
+		if err != nil {
+			c.joinFailOnce.Do(func() {
+				if c.o.Log != nil {
+					fmt.Fprintf(c.o.Log, "Warning: the model-call capture of rollout %s (and maybe others) is not in its row: %v\n", capture.Key(body), err)
+				}
+			})
+		}
+		stamped = joined
 		if producer {
 			c.producerOnce.Do(func() {
 				if c.o.Log != nil {

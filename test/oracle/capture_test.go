@@ -43,7 +43,7 @@ func jsonAnswer(w http.ResponseWriter, status int, body string) {
 
 var scenarios = map[string]scenario{
 	"responses": func(w http.ResponseWriter, _ *http.Request) {
-		jsonAnswer(w, 200, `{"id":"resp_1","object":"response","created_at":1E9,"model":"m1","status":"completed","output":[{"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"think"}]},{"type":"function_call","call_id":"call_1","name":"get_weather","arguments":"{\"city\": \"SF\", \"t\": 1.50}","id":"fc_1"},{"type":"message","role":"assistant","content":[{"type":"output_text","text":"h\u00e9llo \u2028 <&>","annotations":[]}]}],"usage":{"input_tokens":10,"output_tokens":5,"total_tokens":15,"input_tokens_details":{"cached_tokens":3},"output_tokens_details":{"reasoning_tokens":2}},"temperature":0.00001,"top_p":1e-7,"a":1,"a":2}`)
+		jsonAnswer(w, 200, `{"id":"resp_1","object":"response","created_at":1E9,"model":"m1","status":"completed","output":[{"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"think"}]},{"type":"function_call","call_id":"call_1","name":"get_weather","arguments":"{\"city\": \"SF\", \"t\": 1.50}","id":"fc_1"},{"type":"message","role":"assistant","content":[{"type":"output_text","text":"h\u00e9llo \u2028 <&>","annotations":[]}]}],"usage":{"input_tokens":10,"output_tokens":5,"total_tokens":15,"input_tokens_details":{"cached_tokens":3},"output_tokens_details":{"reasoning_tokens":2}},"temperature":0.00001,"top_p":1e-7,"seed_scale":12345678901234567890.0,"budget":1e16,"a":1,"a":2}`)
 	},
 	"responses_stream": func(w http.ResponseWriter, _ *http.Request) {
 		sse(w, "event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"id\":\"resp_2\",\"status\":\"in_progress\"}}\n\n",
