@@ -288,6 +288,10 @@ func runEvalRun(ctx context.Context, opts *runOptions) error {
 // the config (secrets masked) first and the evaluation's outcome last.
 func (r *evalRun) tracked(ctx context.Context, evaluate func() error) error {
 	r.trackers.Warn = r.f.IO.ErrOut
+	if r.shard.Count > 1 && r.trackers.MLflow != nil {
+		fmt.Fprintf(r.f.IO.ErrOut, "Note: shard %s is not tracked in MLflow on its own; gym eval aggregate, which merges the shards, tracks the evaluation\n", r.shard)
+		r.trackers.MLflow = nil
+	}
 	if masked, err := r.res.Resolved(true); err == nil {
 		r.trackers.Start(ctx, masked)
 	}

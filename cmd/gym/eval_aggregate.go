@@ -13,6 +13,7 @@ import (
 
 	"github.com/nemo-gym-go/gym/internal/config"
 	"github.com/nemo-gym-go/gym/internal/resources"
+	"github.com/nemo-gym-go/gym/internal/export"
 	"github.com/nemo-gym-go/gym/internal/rollout"
 	"github.com/nemo-gym-go/gym/internal/server"
 )
@@ -114,11 +115,25 @@ func runEvalAggregate(ctx context.Context, opts *aggregateOptions) error {
 	} else {
 		agg = rollout.InProcess{Handler: inProcessMetrics(res, f)}
 	}
+	trackers, err := export.FromConfig(s.node)
+	if err != nil {
+		return err
+	}
 	path := rollout.PathsFor(output).Metrics
 	if _, err := rollout.WriteAggregateMetrics(ctx, rows, agg, path, f.IO.Out); err != nil {
 		return err
 	}
 	fmt.Fprintf(f.IO.Out, "Aggregate metrics: %s\n", path)
+	// The merged evaluation is what a tracker gets: the shards of a
+	// sharded run are not tracked on their own.
+	if trackers.MLflow != nil {
+		trackers.Warn = f.IO.ErrOut
+		if masked, err := res.Resolved(true); err == nil {
+			trackers.Start(ctx, masked)
+		}
+		trackers.Report(ctx, output, path)
+		trackers.Finish(context.WithoutCancel(ctx), "FINISHED")
+	}
 	return nil
 }
 

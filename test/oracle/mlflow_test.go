@@ -205,4 +205,46 @@ func TestEvaluationTrackedInMLflow(t *testing.T) {
 	if config := get("global_config.json"); bytes.Contains(config, []byte("sk-not-to-be-seen")) || !bytes.Contains(config, []byte(`"my_api_key": "****"`)) {
 		t.Errorf("global_config.json:\n%.2000s", config)
 	}
+
+	// A sharded evaluation is one run: the shards are not tracked, the
+	// aggregate that merges them is.
+	tracking := []string{"+mlflow_tracking_uri=" + uri, "+mlflow_experiment_name=gym-oracle", "+mlflow_run_name=mcqa-sharded"}
+	for _, shard := range []string{"0/2", "1/2"} {
+		args := append([]string{"eval", "run", "--benchmark", "mcqa_example", "--model-type", "replay_model", "--split", "benchmark",
+			"-o", "shards/s" + shard[:1] + ".jsonl", "++head_server.port=0", "--shard", shard, "--disable-aggregation"}, tracking...)
+		cmd := exec.Command(e.gym, args...)
+		cmd.Dir, cmd.Env = work, append(os.Environ(), "GYM_INSTALL_ROOT="+repo, "NEMO_GYM_EXTRA_ROOTS=", "NO_COLOR=1")
+		if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "is not tracked in MLflow on its own") {
+			t.Fatalf("shard %s: %v\n%s", shard, err, out)
+		}
+	}
+	cmd = exec.Command(e.gym, append([]string{"eval", "aggregate", "--benchmark", "mcqa_example", "-i", "shards/s*.jsonl", "-o", "shards/merged.jsonl"}, tracking...)...)
+	cmd.Dir, cmd.Env = work, append(os.Environ(), "GYM_INSTALL_ROOT="+repo, "NEMO_GYM_EXTRA_ROOTS=", "NO_COLOR=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("gym eval aggregate: %v\n%s", err, out)
+	}
+	resp, err = http.Post(uri+"/api/2.0/mlflow/runs/search", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	runs.Runs = nil
+	if err := json.Unmarshal(data, &runs); err != nil || len(runs.Runs) != 2 {
+		t.Fatalf("after the sharded evaluation, %d runs: %v %s", len(runs.Runs), err, data)
+	}
+	var merged bool
+	for _, r := range runs.Runs {
+		if r.Info.RunName == "mcqa-sharded" {
+			merged = r.Info.Status == "FINISHED"
+			for _, m := range r.Data.Metrics {
+				if m.Key == "mcqa_example_mcqa_simple_agent/mean/reward" && m.Value != 0.8 {
+					t.Errorf("the merged run's mean reward is %v", m.Value)
+				}
+			}
+		}
+	}
+	if !merged {
+		t.Errorf("no finished run for the merged evaluation: %s", data)
+	}
 }
