@@ -16,6 +16,7 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
+	"github.com/nemo-gym-go/gym/internal/config/override"
 	"github.com/nemo-gym-go/gym/internal/config/tree"
 )
 
@@ -280,32 +281,11 @@ func Flatten(n *tree.Node) []Param {
 				walk(prefix+"["+strconv.Itoa(i)+"]", it)
 			}
 		default:
-			out = append(out, Param{Key: prefix, Value: pyStr(n)})
+			out = append(out, Param{Key: prefix, Value: override.PythonStr(n)})
 		}
 	}
 	walk("", n)
 	return out
-}
-
-func pyStr(n *tree.Node) string {
-	switch n.Kind {
-	case tree.Null:
-		return "None"
-	case tree.Bool:
-		if n.Bool {
-			return "True"
-		}
-		return "False"
-	case tree.Int:
-		return strconv.FormatInt(n.Int, 10)
-	case tree.BigInt:
-		return n.IntText()
-	case tree.Float:
-		return tree.PythonFloatRepr(n.Float)
-	case tree.String:
-		return n.Str
-	}
-	return n.GoString()
 }
 
 // writeJSON writes the config as Python's json.dump(indent=2) does:
@@ -358,10 +338,10 @@ func writeJSON(b *bytes.Buffer, n *tree.Node, depth int) {
 		case math.IsInf(n.Float, -1):
 			b.WriteString("-Infinity")
 		default:
-			b.WriteString(pyStr(n))
+			b.WriteString(override.PythonStr(n))
 		}
 	case tree.Int, tree.BigInt:
-		b.WriteString(pyStr(n))
+		b.WriteString(override.PythonStr(n))
 	default:
 		pyJSONString(b, n.Str)
 	}

@@ -195,18 +195,8 @@ job: {output_path: results}
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var rec struct {
-		RunDir     string `json:"run_dir"`
-		Benchmarks []struct {
-			JobDir         string `json:"job_dir"`
-			JobID          string `json:"job_id"`
-			AggregateJobID string `json:"aggregate_job_id"`
-		} `json:"benchmarks"`
-	}
 	out := c.gym(t, gym, work, "eval", "submit", "--config", "submit.yaml", "--shards", "4", "--json")
-	if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &rec); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
+	rec := parseSubmission(t, out)
 	b := rec.Benchmarks[0]
 	shardFile := func(i int) string { return filepath.Join(b.JobDir, "artifacts", "shard_"+strconv.Itoa(i)+".jsonl") }
 	// Shards 1 and 2 are stopped once they have written some of their
@@ -265,12 +255,7 @@ job: {output_path: results}
 	}
 	merged := filepath.Join(b.JobDir, "artifacts", "rollouts.jsonl")
 	if _, err := os.Stat(merged); err != nil {
-		logs, _ := filepath.Glob(filepath.Join(b.JobDir, "logs", "*"))
-		for _, l := range logs {
-			data, _ := os.ReadFile(l)
-			t.Logf("%s:\n%s", l, data)
-		}
-		t.Fatalf("the merge wrote nothing: %v", err)
+		t.Fatalf("the merge wrote nothing: %v\n%s", err, jobLogs(b.JobDir))
 	}
 
 	// Status names each shard's rollouts, found by the run dir or a job id.
@@ -323,6 +308,38 @@ job: {output_path: results}
 func lineCount(path string) int {
 	data, _ := os.ReadFile(path)
 	return strings.Count(string(data), "\n")
+}
+
+// jobLogs is every log of a benchmark's job directory, for a failure.
+func jobLogs(jobDir string) string {
+	var all strings.Builder
+	paths, _ := filepath.Glob(filepath.Join(jobDir, "logs", "*"))
+	for _, l := range paths {
+		data, _ := os.ReadFile(l)
+		fmt.Fprintf(&all, "%s:\n%s\n", l, data)
+	}
+	return all.String()
+}
+
+// submission is the record gym eval submit --json prints.
+type submission struct {
+	RunDir     string  `json:"run_dir"`
+	Hostname   *string `json:"hostname"`
+	Benchmarks []struct {
+		JobDir         string `json:"job_dir"`
+		JobID          string `json:"job_id"`
+		AggregateJobID string `json:"aggregate_job_id"`
+	} `json:"benchmarks"`
+}
+
+// parseSubmission reads the record from gym eval submit --json's output.
+func parseSubmission(t *testing.T, out string) submission {
+	t.Helper()
+	var rec submission
+	if i := strings.Index(out, "{"); i < 0 || json.Unmarshal([]byte(out[i:]), &rec) != nil {
+		t.Fatalf("not a submission record: %s", out)
+	}
+	return rec
 }
 
 // pairs lists a rollouts file's (task, rollout) indices, sorted; a pair
@@ -428,17 +445,8 @@ job: {output_path: results}
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var rec struct {
-		Benchmarks []struct {
-			JobDir         string `json:"job_dir"`
-			JobID          string `json:"job_id"`
-			AggregateJobID string `json:"aggregate_job_id"`
-		} `json:"benchmarks"`
-	}
 	out := c.gym(t, gym, work, "eval", "submit", "--config", "submit.yaml", "--shards", "2", "--json")
-	if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &rec); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
+	rec := parseSubmission(t, out)
 	b := rec.Benchmarks[0]
 	// Both shards fail on the missing config and go back in the queue.
 	for _, task := range []string{"_0", "_1"} {
@@ -451,11 +459,7 @@ job: {output_path: results}
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
-			logs, _ := filepath.Glob(filepath.Join(b.JobDir, "logs", "*"))
-			for _, l := range logs {
-				data, _ := os.ReadFile(l)
-				t.Logf("%s:\n%s", l, data)
-			}
+			t.Log(jobLogs(b.JobDir))
 		}
 	})
 	c.waitFor(t, "the shards and their merge to finish", func() bool {
@@ -582,30 +586,15 @@ job: {output_path: `+remote+`}
 		}
 		return string(out)
 	}
-	var rec struct {
-		RunDir     string  `json:"run_dir"`
-		Hostname   *string `json:"hostname"`
-		Benchmarks []struct {
-			JobDir         string `json:"job_dir"`
-			JobID          string `json:"job_id"`
-			AggregateJobID string `json:"aggregate_job_id"`
-		} `json:"benchmarks"`
-	}
 	out := run("eval", "submit", "-c", "submit.yaml", "--shards", "2", "--json")
-	if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &rec); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
+	rec := parseSubmission(t, out)
 	if rec.Hostname == nil || *rec.Hostname != "gym-login" || !strings.HasPrefix(rec.RunDir, remote+"/gym-job-") {
 		t.Fatalf("record %s", out)
 	}
 	b := rec.Benchmarks[0]
 	t.Cleanup(func() {
 		if t.Failed() {
-			logs, _ := filepath.Glob(filepath.Join(b.JobDir, "logs", "*"))
-			for _, l := range logs {
-				data, _ := os.ReadFile(l)
-				t.Logf("%s:\n%s", l, data)
-			}
+			t.Log(jobLogs(b.JobDir))
 		}
 	})
 	c.waitFor(t, "the shards and their merge to finish", func() bool {
@@ -628,9 +617,7 @@ job: {output_path: `+remote+`}
 	}
 
 	out = run("eval", "submit", "-c", "later.yaml", "--json")
-	if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &rec); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
+	rec = parseSubmission(t, out)
 	indexed, _ := filepath.Glob(filepath.Join(work, "cache", "gym", "jobs", "gym-job-*.json"))
 	if len(indexed) != 2 {
 		t.Fatalf("index %v", indexed)
@@ -659,16 +646,8 @@ job: {output_path: results}
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var rec struct {
-		Benchmarks []struct {
-			JobID          string `json:"job_id"`
-			AggregateJobID string `json:"aggregate_job_id"`
-		} `json:"benchmarks"`
-	}
 	out := c.gym(t, gym, work, "eval", "submit", "-c", "submit.yaml", "--shards", "2", "--json")
-	if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &rec); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
+	rec := parseSubmission(t, out)
 	b := rec.Benchmarks[0]
 	c.waitFor(t, "the shards and their merge to finish", func() bool {
 		return c.run(t, "squeue", "-h", "-j", b.JobID+","+b.AggregateJobID) == ""
@@ -737,27 +716,11 @@ job: {output_path: results}
 	calls := filepath.Join(work, "vllm.log")
 	t.Setenv("PATH", fake+string(os.PathListSeparator)+os.Getenv("PATH"))
 	t.Setenv("FAKE_VLLM_LOG", calls)
-	var rec struct {
-		Benchmarks []struct {
-			JobDir string `json:"job_dir"`
-			JobID  string `json:"job_id"`
-		} `json:"benchmarks"`
-	}
 	out := c.gym(t, gym, work, "eval", "submit", "-c", "submit.yaml", "--json")
-	if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &rec); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
+	rec := parseSubmission(t, out)
 	b := rec.Benchmarks[0]
 	c.waitFor(t, "the job to finish", func() bool { return c.run(t, "squeue", "-h", "-j", b.JobID) == "" })
-	logs := func() string {
-		var all strings.Builder
-		paths, _ := filepath.Glob(filepath.Join(b.JobDir, "logs", "*"))
-		for _, l := range paths {
-			data, _ := os.ReadFile(l)
-			fmt.Fprintf(&all, "%s:\n%s\n", l, data)
-		}
-		return all.String()
-	}
+	logs := func() string { return jobLogs(b.JobDir) }
 	rollouts := filepath.Join(b.JobDir, "artifacts", "rollouts.jsonl")
 	if got := pairs(t, rollouts); len(got) != 10 {
 		t.Fatalf("rollouts %v\n%s", got, logs())

@@ -243,7 +243,7 @@ func (a *applier) delete(root *tree.Node) error {
 	}
 	// Hydra compares only when a non-null value is given: ~k=null is ~k.
 	if v := a.ov.Value; v != nil && v.Kind != tree.Null && !pyEqual(v, cur) {
-		return a.fail("Could not delete from config. The value of '" + key + "' is " + pyStr(cur) + " and not " + pyStr(v) + ".")
+		return a.fail("Could not delete from config. The value of '" + key + "' is " + PythonStr(cur) + " and not " + PythonStr(v) + ".")
 	}
 	if parent.Kind == tree.List {
 		// Hydra's `del node["0"]` on a ListConfig raises a TypeError.

@@ -57,7 +57,9 @@ func hex(v uint64, width int) string {
 }
 
 // pyStr is Python's str() of the value an override holds or finds.
-func pyStr(n *tree.Node) string {
+// PythonStr is Python's str() of a config value: a string as itself,
+// anything else as its repr().
+func PythonStr(n *tree.Node) string {
 	if n.Kind == tree.String {
 		return n.Str
 	}
