@@ -64,16 +64,7 @@ func (s *Store) Append(key string, record []byte) error {
 	if err := ValidKey(key); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(s.path(key, captureSuffix), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	line := append(record[:len(record):len(record)], '\n')
-	err = withLock(f, true, func() error {
-		_, err := f.Write(line)
-		return err
-	})
-	return errors.Join(err, f.Close())
+	return appendLine(s.path(key, captureSuffix), append(record[:len(record):len(record)], '\n'))
 }
 
 // MarkIncomplete records that a call of key could not be captured.
