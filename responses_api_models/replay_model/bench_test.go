@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/tidwall/sjson"
 
+	"github.com/nemo-gym-go/gym/internal/capture"
 	"github.com/nemo-gym-go/gym/internal/modelserver"
 	"github.com/nemo-gym-go/gym/internal/server"
 )
@@ -47,22 +49,42 @@ func BenchmarkLookup(b *testing.B) {
 }
 
 // BenchmarkServer runs 256 concurrent clients against the server over
-// HTTP, as a busy agent calls it.
+// HTTP, as a busy agent calls it; captured, each call is a rollout's, with
+// model-call capture on (observability_enabled).
 func BenchmarkServer(b *testing.B) {
+	b.Run("plain", func(b *testing.B) { benchServer(b, false) })
+	b.Run("captured", func(b *testing.B) { benchServer(b, true) })
+}
+
+func benchServer(b *testing.B, captured bool) {
 	const clients = 256
 	rt := runtimeFor(b, io.Discard, pathLine(exampleRollouts))
 	be, err := newBackend(b.Context(), rt, files{lookupEnv: noEnv, cwd: b.TempDir()})
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv := httptest.NewServer(server.Wrap(rt, modelserver.Handler(be, rt.Logger)))
+	h := modelserver.Handler(be, rt.Logger)
+	path := "/v1/responses"
+	if captured {
+		store, err := capture.Open(b.TempDir())
+		if err != nil {
+			b.Fatal(err)
+		}
+		h = (&capture.Recorder{Store: store, Server: rt.Instance}).Wrap(h)
+	}
+	srv := httptest.NewServer(server.Wrap(rt, h))
 	b.Cleanup(srv.Close)
 	c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients, DisableCompression: true}}
-	url, body := srv.URL+"/v1/responses", secondTurn(b)
+	body := secondTurn(b)
+	var rollout atomic.Int64
 	b.SetParallelism((clients + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
 	start := time.Now()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
+			url := srv.URL + path
+			if captured {
+				url = srv.URL + "/ng-rollout/" + strconv.FormatInt(rollout.Add(1), 10) + "-0" + path
+			}
 			resp, err := c.Post(url, "application/json", bytes.NewReader(body))
 			if err != nil {
 				b.Error(err)
