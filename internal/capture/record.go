@@ -88,6 +88,7 @@ func (rc *Recorder) Wrap(next http.Handler) http.Handler {
 		}()
 		next.ServeHTTP(cw, r)
 		c.end = time.Now()
+		c.cancelled = r.Context().Err() != nil
 		rc.finish(key, c, cw)
 	})
 }
@@ -154,6 +155,7 @@ type call struct {
 	request     []byte
 	failure     *Failure
 	aborted     bool // the handler panicked: the answer was cut off
+	cancelled   bool // the client went away before the answer was whole
 }
 
 // captureWriter passes the answer through, keeping a copy, and holds back
@@ -262,7 +264,23 @@ func (c *call) record(serverName string, cw *captureWriter) ([]byte, error) {
 	status := cw.status
 	var response, responseRaw []byte
 	var category string
-	if f := c.failure; f != nil {
+	switch f := c.failure; {
+	case f == nil && (c.cancelled || c.aborted):
+		// NeMo Gym records a call its client left, or a handler that
+		// raised, from the exception: no parsed response, what was sent
+		// as text.
+		category = classify(status)
+		switch {
+		case category != "":
+		case c.cancelled:
+			category = "cancelled"
+		default:
+			category = "exception"
+		}
+		if len(body) > 0 {
+			responseRaw = appendString(nil, decodeReplace(body))
+		}
+	case f != nil:
 		// An answer relayed from an exception: no parsed response.
 		status = f.Status
 		switch {
@@ -276,7 +294,7 @@ func (c *call) record(serverName string, cw *captureWriter) ([]byte, error) {
 		if len(f.Body) > 0 {
 			responseRaw = appendString(nil, decodeReplace(f.Body))
 		}
-	} else {
+	default:
 		if len(body) > 0 {
 			if cw.stream {
 				response = reconstruct(body, c.dialect)
@@ -300,10 +318,6 @@ func (c *call) record(serverName string, cw *captureWriter) ([]byte, error) {
 		}
 		if category == "" && cw.stream && cw.terminal == "" {
 			category = "stream_truncated"
-		}
-		if c.aborted && category == "" {
-			// NeMo Gym's category of a handler that raised.
-			category = "exception"
 		}
 		if category == "" && len(body) > 0 && response == nil {
 			category = "capture_parse_error"

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nemo-gym-go/gym/internal/server"
 )
@@ -113,7 +114,37 @@ func TestAbortedCallIsRecorded(t *testing.T) {
 		resp.Body.Close()
 	}
 	data, err := os.ReadFile(filepath.Join(store.Dir(), "3-0.capture.jsonl"))
-	if err != nil || !strings.Contains(string(data), `"error_category":"stream_truncated"`) {
+	if err != nil || !strings.Contains(string(data), `"error_category":"exception","request":{"stream":true},"response":null`) || !strings.Contains(string(data), `"response_raw":"event: response.created`) {
 		t.Errorf("record %s, %v", data, err)
 	}
+}
+
+// A client that leaves before the answer is whole leaves a record that
+// says so.
+func TestCancelledCallIsRecorded(t *testing.T) {
+	ended := make(chan struct{})
+	store, url := recording(t, func(w http.ResponseWriter, r *http.Request) {
+		defer close(ended)
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(200)
+		io.WriteString(w, "event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"id\":\"r\"}}\n\n")
+		http.NewResponseController(w).Flush()
+		<-r.Context().Done()
+	})
+	resp, err := http.Post(url+"/ng-rollout/5-0/v1/responses", "application/json", strings.NewReader(`{"stream":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Read(make([]byte, 512))
+	resp.Body.Close()
+	<-ended
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if data, err := os.ReadFile(filepath.Join(store.Dir(), "5-0.capture.jsonl")); err == nil {
+			if !strings.Contains(string(data), `"error_category":"cancelled","request":{"stream":true},"response":null`) {
+				t.Errorf("record %s", data)
+			}
+			return
+		}
+	}
+	t.Error("no record of the cancelled call")
 }

@@ -258,6 +258,12 @@ func (c *collector) run(ctx context.Context, body []byte) {
 		return
 	}
 	if err != nil {
+		// The attempt ended early: what it captured is not the whole of it.
+		if key := capture.Key(body); key != "" {
+			for _, s := range c.o.Capture {
+				s.MarkIncomplete(key)
+			}
+		}
 		failure, ferr := requestFailure(body, err)
 		c.record(c.fails, failure, ferr, progress.Outcome{Failed: true}, func(s *Summary) { s.RequestFailed++; s.Failed++ })
 		return

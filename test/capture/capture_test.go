@@ -167,6 +167,12 @@ func TestCapturesMatchTheUpstream(t *testing.T) {
 	if failed := readLines(t, filepath.Join(toolCalls, "2-0.capture.jsonl")); len(failed) != len(firstAttempt["2-0"]) || !strings.Contains(string(failed[0]["error_category"]), "upstream_error") {
 		t.Errorf("the failed attempt's capture: %d records for %d calls", len(failed), len(firstAttempt["2-0"]))
 	}
+	if _, err := os.Stat(filepath.Join(toolCalls, "2-0.capture.incomplete")); err != nil {
+		t.Errorf("the attempt that ended early is not marked incomplete: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(toolCalls, "2-0-a1.capture.incomplete")); err == nil {
+		t.Error("the retried attempt, which completed, is marked incomplete")
+	}
 
 	mathCalls := filepath.Join(work, "math-calls")
 	out := run("math_example", mathCalls, "++math_example_math_with_judge_resources_server.resources_servers.math_with_judge.should_use_judge=true")
