@@ -33,6 +33,10 @@ artifacts/), and submit each benchmark with sbatch. Jobs run this same
 binary on the nodes: nothing needs installing on the cluster; a service or
 the driver runs in a container only when it names one (Pyxis).
 
+With compute.<name>.hostname naming another machine (an SSH destination),
+the run directory is staged there over one SSH connection and sbatch runs
+there; host: env values travel inside the connection, never in a file.
+
 --shards N splits each evaluation into an array job of N tasks, each a
 gym eval run over its slice of the rows; a pre-empted or requeued task
 resumes its own shard, and a job that waits for every task to succeed
@@ -125,10 +129,12 @@ func newCmdEvalStatus(f *Factory) *cobra.Command {
 		Use:   "status [RUN_DIR|JOB_ID]",
 		Short: "Show the Slurm state and progress of a submitted evaluation",
 		Long: `Show, for each benchmark of a gym eval submit run, the Slurm state of every
-shard (squeue) and the rollouts it has written so far, and whether the merge
-has run. Name the run by its directory or by any Slurm job id of it (looked
-up in the run directories under this directory and its subdirectories);
-without one, the newest run there.`,
+shard (squeue, and sacct once squeue has forgotten a job) and the rollouts
+it has written so far, and whether the merge has run. Name the run by its
+directory or by any Slurm job id of it (looked up in the run directories
+under this directory and its subdirectories, and in this machine's index
+of its submissions, which also holds those made over SSH); without one,
+the newest run there. A run on a login node is reached over SSH again.`,
 		Example: `  gym eval status results/gym-job-20261201T120000Z-1a2b3c
   gym eval status 4242 --json`,
 		Args: cobra.MaximumNArgs(1),
