@@ -135,23 +135,13 @@ func captureStores(s settings) ([]*capture.Store, error) {
 	if n, err := s.node("token_id_capture"); err != nil {
 		return nil, err
 	} else if n != nil && n.Kind == tree.Map {
-		if on, err := capture.LaxBool(n.Get("enabled")); err != nil {
+		if on, err := config.LaxBool(n.Get("enabled")); err != nil {
 			return nil, fmt.Errorf("invalid configuration: token_id_capture.enabled: %w", err)
 		} else if on {
 			return nil, errors.New("invalid configuration: token_id_capture.enabled is set, but gym does not capture training token ids yet; collect with NeMo Gym's own vLLM model server and collector for RL training data, or turn it off (model-call capture, observability_enabled, is supported)")
 		}
 	}
-	global := tree.NewMap()
-	for _, k := range []string{"observability_enabled", "model_call_capture_dir"} {
-		n, err := s.node(k)
-		if err != nil {
-			return nil, err
-		}
-		if n != nil {
-			global.Set(k, n)
-		}
-	}
-	cs, err := capture.SettingsFrom(global)
+	cs, err := capture.SettingsFrom(s.node)
 	if err != nil || !cs.Enabled {
 		return nil, err
 	}

@@ -33,6 +33,38 @@ func setDefault(root *tree.Node, key string, v *tree.Node) {
 	}
 }
 
+// LaxBool is pydantic's reading of a bool field (observability_enabled,
+// upload_rollouts, token_id_capture.enabled): true/false, 0/1 and the
+// words it knows; nil and null are false; anything else is an error.
+func LaxBool(n *tree.Node) (bool, error) {
+	if n == nil || n.Kind == tree.Null {
+		return false, nil
+	}
+	switch n.Kind {
+	case tree.Bool:
+		return n.Bool, nil
+	case tree.Int:
+		switch n.Int {
+		case 0:
+			return false, nil
+		case 1:
+			return true, nil
+		}
+	case tree.String:
+		switch strings.ToLower(strings.TrimSpace(n.Str)) {
+		case "1", "on", "t", "true", "y", "yes":
+			return true, nil
+		case "0", "off", "f", "false", "n", "no":
+			return false, nil
+		}
+	}
+	what := n.GoString()
+	if n.Kind == tree.String {
+		what = fmt.Sprintf("%q", n.Str)
+	}
+	return false, fmt.Errorf("Input should be a valid boolean, unable to interpret input %s", what)
+}
+
 // Truthy is Python truthiness of a resolved value, which is how NeMo Gym
 // reads switches such as verbose, dry_run and use_absolute_ip.
 func Truthy(n *tree.Node) bool {

@@ -32,7 +32,7 @@ func TestSanitizeKey(t *testing.T) {
 	}
 }
 
-func config(kv ...any) func(string) (*tree.Node, error) {
+func configOf(kv ...any) func(string) (*tree.Node, error) {
 	m := map[string]*tree.Node{}
 	for i := 0; i < len(kv); i += 2 {
 		switch v := kv[i+1].(type) {
@@ -57,15 +57,15 @@ func TestFromConfig(t *testing.T) {
 		mlflow bool
 		upload bool
 	}{
-		{"nothing", config(), "", false, true},
-		{"mlflow", config(full...), "", true, true},
-		{"no upload", config(append(full, "upload_rollouts", false)...), "", true, false},
-		{"deprecated alias", config(append(full, "upload_rollouts_to_wandb", "false")...), "", true, false},
-		{"wandb", config("wandb_project", "p"), "wandb_project is set, but gym does not export to Weights & Biases", false, false},
-		{"partial mlflow", config("mlflow_tracking_uri", "http://x"), "set: mlflow_tracking_uri; missing: mlflow_experiment_name, mlflow_run_name", false, false},
-		{"token alone", config("mlflow_tracking_token", "t"), "mlflow_tracking_token is set, but MLflow tracking also needs", false, false},
-		{"not a string", config("mlflow_run_name", 2024), "mlflow_run_name must be a string, got 2024", false, false},
-		{"bad upload", config("upload_rollouts", "maybe"), `upload_rollouts must be true or false, got "maybe"`, false, false},
+		{"nothing", configOf(), "", false, true},
+		{"mlflow", configOf(full...), "", true, true},
+		{"no upload", configOf(append(full, "upload_rollouts", false)...), "", true, false},
+		{"deprecated alias", configOf(append(full, "upload_rollouts_to_wandb", "false")...), "", true, false},
+		{"wandb", configOf("wandb_project", "p"), "wandb_project is set, but gym does not export to Weights & Biases", false, false},
+		{"partial mlflow", configOf("mlflow_tracking_uri", "http://x"), "set: mlflow_tracking_uri; missing: mlflow_experiment_name, mlflow_run_name", false, false},
+		{"token alone", configOf("mlflow_tracking_token", "t"), "mlflow_tracking_token is set, but MLflow tracking also needs", false, false},
+		{"not a string", configOf("mlflow_run_name", 2024), "mlflow_run_name must be a string, got 2024", false, false},
+		{"bad upload", configOf("upload_rollouts", "maybe"), `upload_rollouts must be true or false: Input should be a valid boolean, unable to interpret input "maybe"`, false, false},
 	}
 	for _, tt := range tests {
 		tr, err := FromConfig(tt.get)

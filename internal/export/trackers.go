@@ -16,6 +16,7 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
+	"github.com/nemo-gym-go/gym/internal/config"
 	"github.com/nemo-gym-go/gym/internal/config/override"
 	"github.com/nemo-gym-go/gym/internal/config/tree"
 )
@@ -69,9 +70,9 @@ func FromConfig(get func(key string) (*tree.Node, error)) (*Trackers, error) {
 		if n == nil || n.Kind == tree.Null {
 			continue
 		}
-		b, ok := laxBool(n)
-		if !ok {
-			return nil, fmt.Errorf("invalid configuration: %s must be true or false, got %s", k, n.GoString())
+		b, err := config.LaxBool(n)
+		if err != nil {
+			return nil, fmt.Errorf("invalid configuration: %s must be true or false: %w", k, err)
 		}
 		t.UploadRollouts = b
 	}
@@ -104,23 +105,6 @@ func FromConfig(get func(key string) (*tree.Node, error)) (*Trackers, error) {
 	}
 	t.MLflow = &MLflow{URI: values["mlflow_tracking_uri"], Token: token, Experiment: values["mlflow_experiment_name"], RunName: values["mlflow_run_name"]}
 	return t, nil
-}
-
-func laxBool(n *tree.Node) (bool, bool) {
-	switch n.Kind {
-	case tree.Bool:
-		return n.Bool, true
-	case tree.String:
-		switch strings.ToLower(n.Str) {
-		case "true", "yes", "on", "1", "t", "y":
-			return true, true
-		case "false", "no", "off", "0", "f", "n":
-			return false, true
-		}
-	case tree.Int:
-		return n.Int != 0, n.Int == 0 || n.Int == 1
-	}
-	return false, false
 }
 
 func (t *Trackers) warn(what string, err error) {

@@ -28,6 +28,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/nemo-gym-go/gym/internal/capture"
+	"github.com/nemo-gym-go/gym/internal/config/tree"
 	"github.com/nemo-gym-go/gym/internal/openai"
 	"github.com/nemo-gym-go/gym/internal/server"
 )
@@ -74,7 +75,7 @@ type Backend interface {
 // directory that cannot be made leaves capture off, with a warning.
 func Serve(rt *server.Runtime, b Backend) (http.Handler, error) {
 	h := Handler(b, rt.Logger)
-	settings, err := capture.SettingsFrom(rt.Global)
+	settings, err := capture.SettingsFrom(func(key string) (*tree.Node, error) { return rt.Global.Get(key), nil })
 	if err != nil || !settings.Enabled {
 		return h, err
 	}
