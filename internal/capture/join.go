@@ -6,59 +6,36 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tidwall/gjson"
+
+	"github.com/nemo-gym-go/gym/internal/agent"
 	"github.com/nemo-gym-go/gym/internal/config/tree"
 )
 
-// Key is the capture key of a /run row or its result, as NeMo Gym's
-// maybe_rollout_id_from_run_body computes it: _ng_rollout_id, else
-// "<_ng_task_index>-<_ng_rollout_index>", with "-a<N>" for an attempt
-// above 0; "" when the row has neither.
-func Key(row []byte) string {
-	v, err := parse(row)
-	if err != nil || !v.isObject() {
-		return ""
-	}
-	return keyOf(v)
+// Key is the capture key of a /run row or its result: the rollout id
+// the agent prefixes the row's model calls with (agent.RolloutIDFromRun,
+// NeMo Gym's maybe_rollout_id_from_run_body), "" when the row has neither
+// _ng_rollout_id nor both indices; an id that could not name a file is an
+// error.
+func Key(row []byte) (string, error) {
+	return agent.Correlation{On: true}.RolloutIDFromRun(row)
 }
 
-func keyOf(v *jvalue) string {
-	id := ""
-	if explicit := v.get("_ng_rollout_id"); explicit != nil && !explicit.isNull() {
-		if explicit.str == nil {
-			return ""
-		}
-		id = *explicit.str
-	} else {
-		task, rollout := v.get("_ng_task_index"), v.get("_ng_rollout_index")
-		if task.isNull() || rollout.isNull() {
-			return ""
-		}
-		id = pyStr(task) + "-" + pyStr(rollout)
-	}
-	if n, ok := intOf(v.get("_ng_attempt_index")); ok && n > 0 {
-		id += "-a" + strconv.FormatInt(n, 10)
-	}
-	return id
-}
-
-// pyStr is Python's str() of a scalar.
-func pyStr(v *jvalue) string {
-	if v.str != nil {
-		return *v.str
-	}
-	switch t := string(v.text); t {
-	case "true":
+// pyStr is Python's str() of a JSON scalar.
+func pyStr(v gjson.Result) string {
+	switch v.Type {
+	case gjson.String:
+		return v.Str
+	case gjson.True:
 		return "True"
-	case "false":
+	case gjson.False:
 		return "False"
-	case "null":
-		return "None"
-	default:
-		if f, err := strconv.ParseFloat(t, 64); err == nil && strings.ContainsAny(t, ".e") {
-			return tree.PythonFloatRepr(f)
+	case gjson.Number:
+		if strings.ContainsAny(v.Raw, ".eE") {
+			return tree.PythonFloatRepr(v.Num)
 		}
-		return t
 	}
+	return v.Raw
 }
 
 // noResultClasses are the failure classes of rows NeMo Gym's collector
@@ -87,13 +64,9 @@ func Join(result, row []byte, dirs []*Store) ([]byte, bool, error) {
 	if fc := res.get("_ng_failure_class"); fc != nil && fc.str != nil && noResultClasses[*fc.str] || res.get("_ng_dispatch_drained").truthy() {
 		return result, false, nil
 	}
-	key := keyOf(res)
-	if key == "" {
-		return result, false, nil
-	}
-	in, err := parse(row)
-	if err != nil || !in.isObject() {
-		in = res
+	key, err := Key(result)
+	if err != nil || key == "" {
+		return result, false, err
 	}
 	calls, gaps := readCalls(dirs, key)
 	capture := newObject()
@@ -114,7 +87,7 @@ func Join(result, row []byte, dirs []*Store) ([]byte, bool, error) {
 	res.set("ng_model_call_capture", capture)
 	producer := res.get("ng_trajectory") != nil || res.get("ng_agent_observations") != nil
 	if !producer {
-		res.set("ng_trajectory", trajectory(in, key, calls, gaps))
+		res.set("ng_trajectory", trajectory(taskID(row), key, calls, gaps))
 		for _, item := range list.items {
 			for _, k := range []string{"request", "response", "request_raw", "response_raw"} {
 				item.remove(k)
@@ -648,25 +621,24 @@ var responseMetadataFields = []string{"response_id", "model_ref", "model", "dial
 	"finish_reason", "upstream_attempted", "response_source", "upstream_status_code", "local_response_reason",
 	"error_category", "latency_ttft_ms"}
 
+// taskID is the trajectory's task_id, as NeMo Gym's _trajectory_identity
+// takes it from the dispatched row: task_id, problem_id or instance_id,
+// else the task index.
+func taskID(row []byte) string {
+	for _, k := range []string{"task_id", "problem_id", "instance_id"} {
+		if v := gjson.GetBytes(row, k); v.Exists() && v.Type != gjson.Null {
+			return pyStr(v)
+		}
+	}
+	return pyStr(gjson.GetBytes(row, "_ng_task_index"))
+}
+
 // trajectory is the ng_trajectory NeMo Gym's collector builds for an agent
 // that sent none: no invocations or turns, the captured calls, and the
 // gaps that say so.
-func trajectory(row *jvalue, key string, calls []*callRecord, captureGaps []gap) *jvalue {
+func trajectory(taskID, key string, calls []*callRecord, captureGaps []gap) *jvalue {
 	t := newObject()
 	t.set("schema_version", strValue("1.0"))
-	taskID := ""
-	found := false
-	for _, k := range []string{"task_id", "problem_id", "instance_id"} {
-		if v := row.get(k); v != nil && !v.isNull() {
-			taskID, found = pyStr(v), true
-			break
-		}
-	}
-	if !found {
-		if v := row.get("_ng_task_index"); v != nil {
-			taskID = pyStr(v)
-		}
-	}
 	t.set("task_id", strValue(taskID))
 	t.set("rollout_id", strValue(key))
 	t.set("invocations", &jvalue{kind: 'a'})

@@ -176,12 +176,9 @@ type collector struct {
 // clearCapture removes what an earlier run captured under the rollout's
 // key, so that its capture holds this run's calls only.
 func clearCapture(stores []*capture.Store, body []byte) error {
-	key := capture.Key(body)
-	if key == "" {
-		return nil
-	}
-	if err := capture.ValidKey(key); err != nil {
-		return fmt.Errorf("%v: a rollout id names its capture files, so it may hold only letters, digits, '.', '_' and '-'", err)
+	key, err := capture.Key(body)
+	if err != nil || key == "" {
+		return err
 	}
 	for _, s := range stores {
 		if err := s.Clear(key); err != nil {
@@ -259,7 +256,7 @@ func (c *collector) run(ctx context.Context, body []byte) {
 	}
 	if err != nil {
 		// The attempt ended early: what it captured is not the whole of it.
-		if key := capture.Key(body); key != "" {
+		if key, _ := capture.Key(body); key != "" {
 			for _, s := range c.o.Capture {
 				s.MarkIncomplete(key)
 			}
@@ -279,7 +276,7 @@ func (c *collector) run(ctx context.Context, body []byte) {
 		if err != nil {
 			c.joinFailOnce.Do(func() {
 				if c.o.Log != nil {
-					fmt.Fprintf(c.o.Log, "Warning: the model-call capture of rollout %s (and maybe others) is not in its row: %v\n", capture.Key(body), err)
+					fmt.Fprintf(c.o.Log, "Warning: the model-call capture of rollout (%d, %d) (and maybe others) is not in its row: %v\n", row.Get(TaskIndexKey).Int(), row.Get(RolloutIndexKey).Int(), err)
 				}
 			})
 		}

@@ -160,7 +160,10 @@ func TestCaptureJoinMatchesNeMoGym(t *testing.T) {
 			row += "," + ro.extra
 		}
 		row += "}"
-		key := capture.Key([]byte(row))
+		key, err := capture.Key([]byte(row))
+		if err != nil {
+			t.Fatal(err)
+		}
 		for _, c := range ro.calls {
 			req, _ := http.NewRequestWithContext(context.Background(), "POST", srv.URL+"/ng-rollout/"+key+c.path, strings.NewReader(c.body))
 			for _, s := range c.session {
