@@ -1,13 +1,13 @@
 package capture
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
 	"math/big"
 	"strconv"
 	"strings"
-	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -60,7 +60,7 @@ func parse(raw []byte) (*jvalue, error) {
 	if !utf8.Valid(raw) {
 		return nil, &SyntaxError{"not UTF-8"}
 	}
-	p := &parser{s: raw}
+	p := &parser{transcoder{s: raw}}
 	p.space()
 	v, err := p.value(0)
 	if err != nil {
@@ -165,57 +165,43 @@ func (v *jvalue) appendTo(dst []byte) []byte {
 	return append(dst, v.text...)
 }
 
-type parser struct {
-	s []byte
-	i int
-}
-
-func (p *parser) space() {
-	for p.i < len(p.s) {
-		switch p.s[p.i] {
-		case ' ', '\t', '\n', '\r':
-			p.i++
-		default:
-			return
-		}
-	}
-}
-
-func (p *parser) fail(what string) error {
-	return &SyntaxError{fmt.Sprintf("%s at byte %d", what, p.i)}
-}
+// parser builds the tree json.loads builds; its scalars are read, and
+// written as orjson writes them, by the transcoder it wraps.
+type parser struct{ transcoder }
 
 func (p *parser) value(depth int) (*jvalue, error) {
 	if depth > maxDepth {
 		return nil, p.fail("nesting too deep")
 	}
-	if p.i >= len(p.s) {
-		return nil, p.fail("unexpected end")
+	if p.i < len(p.s) {
+		switch p.s[p.i] {
+		case '{':
+			return p.object(depth)
+		case '[':
+			return p.array(depth)
+		}
 	}
-	switch c := p.s[p.i]; {
-	case c == '{':
-		return p.object(depth)
-	case c == '[':
-		return p.array(depth)
-	case c == '"':
-		s, err := p.str()
+	return p.scalar(depth)
+}
+
+// scalar reads a string, number or literal: its canonical text, and a
+// string's value.
+func (p *parser) scalar(depth int) (*jvalue, error) {
+	start := len(p.out)
+	if err := p.transcoder.value(depth); err != nil {
+		return nil, err
+	}
+	v := &jvalue{kind: 's', text: bytes.Clone(p.out[start:])}
+	p.out = p.out[:start]
+	if v.text[0] == '"' {
+		// The canonical text has only escapes Go's own quoting reads.
+		str, err := strconv.Unquote(string(v.text))
 		if err != nil {
-			return nil, err
+			return nil, p.fail("unreadable string")
 		}
-		return strValue(s), nil
-	case c == '-' || (c >= '0' && c <= '9'):
-		return p.number()
+		v.str = &str
 	}
-	for _, lit := range []struct{ word, text string }{
-		{"true", "true"}, {"false", "false"}, {"null", "null"},
-		{"NaN", "null"}, {"Infinity", "null"}, {"-Infinity", "null"},
-	} {
-		if strings.HasPrefix(string(p.s[p.i:min(len(p.s), p.i+len(lit.word))]), lit.word) {
-			p.i += len(lit.word)
-			return &jvalue{kind: 's', text: []byte(lit.text)}, nil
-		}
-	}
-	return nil, p.fail("unexpected character")
+	return v, nil
 }
 
 func (p *parser) object(depth int) (*jvalue, error) {
@@ -231,10 +217,11 @@ func (p *parser) object(depth int) (*jvalue, error) {
 		if p.i >= len(p.s) || p.s[p.i] != '"' {
 			return nil, p.fail("expected a key")
 		}
-		k, err := p.str()
+		key, err := p.scalar(depth)
 		if err != nil {
 			return nil, err
 		}
+		k := *key.str
 		p.space()
 		if p.i >= len(p.s) || p.s[p.i] != ':' {
 			return nil, p.fail("expected ':'")
@@ -300,156 +287,6 @@ var (
 	minInt64  = big.NewInt(math.MinInt64)
 	maxUint64 = new(big.Int).SetUint64(math.MaxUint64)
 )
-
-func (p *parser) number() (*jvalue, error) {
-	start := p.i
-	if p.s[p.i] == '-' {
-		p.i++
-		// Python reads -Infinity here too.
-		if strings.HasPrefix(string(p.s[p.i:min(len(p.s), p.i+8)]), "Infinity") {
-			p.i += 8
-			return &jvalue{kind: 's', text: []byte("null")}, nil
-		}
-	}
-	digits := func() int {
-		n := 0
-		for p.i < len(p.s) && p.s[p.i] >= '0' && p.s[p.i] <= '9' {
-			p.i++
-			n++
-		}
-		return n
-	}
-	intStart := p.i
-	if digits() == 0 {
-		return nil, p.fail("expected a digit")
-	}
-	if p.s[intStart] == '0' && p.i-intStart > 1 {
-		// json.loads stops after the 0 and then finds extra data.
-		return nil, p.fail("leading zero")
-	}
-	isFloat := false
-	if p.i < len(p.s) && p.s[p.i] == '.' {
-		save := p.i
-		p.i++
-		if digits() == 0 {
-			p.i = save // "1." is 1 followed by extra data
-		} else {
-			isFloat = true
-		}
-	}
-	if p.i < len(p.s) && (p.s[p.i] == 'e' || p.s[p.i] == 'E') {
-		save := p.i
-		p.i++
-		if p.i < len(p.s) && (p.s[p.i] == '+' || p.s[p.i] == '-') {
-			p.i++
-		}
-		if digits() == 0 {
-			p.i = save
-		} else {
-			isFloat = true
-		}
-	}
-	lit := string(p.s[start:p.i])
-	if !isFloat {
-		// Without leading zeros, more than 20 digits is beyond 64 bits.
-		if p.i-intStart > 20 {
-			return nil, &UnwritableError{"Integer exceeds 64-bit range"}
-		}
-		n, ok := new(big.Int).SetString(lit, 10)
-		if !ok {
-			return nil, p.fail("bad integer")
-		}
-		if n.Cmp(minInt64) < 0 || n.Cmp(maxUint64) > 0 {
-			return nil, &UnwritableError{"Integer exceeds 64-bit range"}
-		}
-		return &jvalue{kind: 's', text: []byte(n.String())}, nil
-	}
-	f, err := strconv.ParseFloat(lit, 64)
-	if err != nil && !errors.Is(err, strconv.ErrRange) {
-		return nil, p.fail("bad number")
-	}
-	return &jvalue{kind: 's', text: AppendFloat(nil, f)}, nil
-}
-
-// str reads a JSON string as Python does: a lone surrogate escape is read
-// (and orjson then refuses to write it).
-func (p *parser) str() (string, error) {
-	p.i++
-	var b strings.Builder
-	for {
-		if p.i >= len(p.s) {
-			return "", p.fail("unterminated string")
-		}
-		c := p.s[p.i]
-		switch {
-		case c == '"':
-			p.i++
-			return b.String(), nil
-		case c < 0x20:
-			return "", p.fail("control character in a string")
-		case c != '\\':
-			b.WriteByte(c)
-			p.i++
-			continue
-		}
-		p.i++
-		if p.i >= len(p.s) {
-			return "", p.fail("unterminated string")
-		}
-		esc := p.s[p.i]
-		p.i++
-		switch esc {
-		case '"', '\\', '/':
-			b.WriteByte(esc)
-		case 'b':
-			b.WriteByte('\b')
-		case 'f':
-			b.WriteByte('\f')
-		case 'n':
-			b.WriteByte('\n')
-		case 'r':
-			b.WriteByte('\r')
-		case 't':
-			b.WriteByte('\t')
-		case 'u':
-			r, err := p.hex4()
-			if err != nil {
-				return "", err
-			}
-			if utf16.IsSurrogate(r) {
-				if r >= 0xDC00 || !strings.HasPrefix(string(p.s[p.i:min(len(p.s), p.i+2)]), `\u`) {
-					return "", &UnwritableError{"str is not valid UTF-8: surrogates not allowed"}
-				}
-				save := p.i
-				p.i += 2
-				r2, err := p.hex4()
-				if err != nil {
-					return "", err
-				}
-				if r2 < 0xDC00 || r2 > 0xDFFF {
-					p.i = save
-					return "", &UnwritableError{"str is not valid UTF-8: surrogates not allowed"}
-				}
-				r = utf16.DecodeRune(r, r2)
-			}
-			b.WriteRune(r)
-		default:
-			return "", p.fail("invalid escape")
-		}
-	}
-}
-
-func (p *parser) hex4() (rune, error) {
-	if p.i+4 > len(p.s) {
-		return 0, p.fail("short \\u escape")
-	}
-	n, err := strconv.ParseUint(string(p.s[p.i:p.i+4]), 16, 32)
-	if err != nil {
-		return 0, p.fail("invalid \\u escape")
-	}
-	p.i += 4
-	return rune(n), nil
-}
 
 // appendString writes s as orjson does.
 func appendString(dst []byte, s string) []byte {
