@@ -106,6 +106,9 @@ func TestATIFStrictRules(t *testing.T) {
 		{"caller on a call", `{"type":"function_call","call_id":"c1","name":"f","arguments":"{}","caller":{"type":"program","program_id":"p1"}},{"type":"function_call_output","call_id":"c1","output":"ok"}`, "line 1: response.output[0].caller: a tool call issued by a program (caller is not null)"},
 		{"caller on a result", `{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c1","output":"ok","caller":{"type":"program"}}`, "line 1: response.output[1].caller: a tool result for a program (caller is not null)"},
 		{"unknown item", `{"type":"custom_tool_call","call_id":"c1","input":"x"}`, `line 1: response.output[0]: a "custom_tool_call" item, which has no ATIF step`},
+		{"annotations", `{"type":"message","role":"assistant","content":[{"type":"output_text","text":"x","annotations":[{"type":"url_citation"}]}]}`, "line 1: response.output[0].content[0].annotations: annotations"},
+		{"non-text part", `{"type":"message","role":"assistant","content":[{"type":"output_image","image_url":"x"}]}`, `line 1: response.output[0].content[0]: a "output_image" content part`},
+		{"encrypted reasoning", `{"type":"reasoning","id":"r","summary":[],"encrypted_content":"abc"},{"type":"message","role":"assistant","content":"ok"}`, "line 1: response.output[0].encrypted_content: encrypted reasoning"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -86,3 +86,25 @@ func TestSSHHostRefused(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// A login node whose platform could not run the staged binary is refused
+// before anything is staged.
+func TestSSHHostOfAnotherPlatform(t *testing.T) {
+	fakeSSH(t)
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "uname"), []byte("#!/bin/sh\necho Linux riscv32\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	h, err := OpenHost(context.Background(), "login")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if err := checkPlatform(context.Background(), h); err == nil || !strings.Contains(err.Error(), "login runs Linux riscv32, but this gym is built for linux/") {
+		t.Errorf("err = %v", err)
+	}
+	if err := checkPlatform(context.Background(), localHost{}); err != nil {
+		t.Errorf("this machine: %v", err)
+	}
+}

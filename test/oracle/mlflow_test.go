@@ -169,6 +169,13 @@ func TestEvaluationTrackedInMLflow(t *testing.T) {
 	for _, p := range run.Data.Params {
 		params[p.Key] = p.Value
 	}
+	tags := map[string]string{}
+	for _, tag := range run.Data.Tags {
+		tags[tag.Key] = tag.Value
+	}
+	if tags["mlflow.loggedArtifacts"] != `[{"path": "rollouts.json", "type": "table"}]` {
+		t.Errorf("mlflow.loggedArtifacts = %q", tags["mlflow.loggedArtifacts"])
+	}
 	if params["my_api_key"] != "****" || params["mlflow_run_name"] != "mcqa-replay" {
 		t.Errorf("params: my_api_key=%q mlflow_run_name=%q", params["my_api_key"], params["mlflow_run_name"])
 	}
