@@ -114,17 +114,7 @@ func collectCaptured(t *testing.T, h *harness, collector, head, calls, out strin
 func TestPythonCaptureJoinedByGym(t *testing.T) {
 	h := newHarness(t)
 	h.copyShipped("resources_servers/example_single_tool_call/data")
-	upstreamHead := strconv.Itoa(freePort(t))
-	model := h.start(context.Background(), h.gym+" env start --model-type replay_model ++head_server.port="+upstreamHead)
-	model.waitFor(t, "All 1 / 1 servers ready", time.Minute)
-	modelURL := urlOf(t, serverInstances(t, mustAtoi(upstreamHead)), "policy_model")
-	head := strconv.Itoa(freePort(t))
-	configs := sitePackages + "/resources_servers/example_single_tool_call/configs/example_single_tool_call.yaml," +
-		sitePackages + "/responses_api_models/openai_model/configs/openai_model.yaml"
-	ng := h.start(context.Background(), "ng env start +config_paths=["+configs+"] ++uv_cache_dir=/var/cache/uv ++head_server.port="+head+
-		" +policy_base_url="+modelURL+"/v1 +policy_api_key=unused +policy_model_name=replay"+
-		" ++observability_enabled=true ++model_call_capture_dir="+filepath.Join(h.in, "calls"))
-	ng.waitFor(t, "4 / 4 servers ready", startTimeout)
+	model, ng, head := h.startNeMoGymServers(t, " ++observability_enabled=true ++model_call_capture_dir="+filepath.Join(h.in, "calls"))
 	collectCaptured(t, h, h.gym, head, "calls", "gym.jsonl")
 	collectCaptured(t, h, "ng", head, "calls", "ng.jsonl")
 	// NeMo Gym's Python simple_agent sends its own ng_trajectory, which

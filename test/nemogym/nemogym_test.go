@@ -243,17 +243,7 @@ func TestNeMoGymCollectsFromGymServers(t *testing.T) {
 // model as its upstream) collected by `gym eval run --no-serve`.
 func TestGymCollectsFromNeMoGymServers(t *testing.T) {
 	h := newHarness(t)
-	upstreamHead := strconv.Itoa(freePort(t))
-	model := h.start(context.Background(), h.gym+" env start --model-type replay_model ++head_server.port="+upstreamHead)
-	model.waitFor(t, "All 1 / 1 servers ready", time.Minute)
-	modelURL := urlOf(t, serverInstances(t, mustAtoi(upstreamHead)), "policy_model")
-
-	head := strconv.Itoa(freePort(t))
-	configs := sitePackages + "/resources_servers/example_single_tool_call/configs/example_single_tool_call.yaml," +
-		sitePackages + "/responses_api_models/openai_model/configs/openai_model.yaml"
-	ng := h.start(context.Background(), "ng env start +config_paths=["+configs+"] ++uv_cache_dir=/var/cache/uv ++head_server.port="+head+
-		" +policy_base_url="+modelURL+"/v1 +policy_api_key=unused +policy_model_name=replay")
-	ng.waitFor(t, "4 / 4 servers ready", startTimeout)
+	model, ng, head := h.startNeMoGymServers(t, "")
 
 	h.copyShipped("resources_servers/example_single_tool_call/data")
 	data := "resources_servers/example_single_tool_call/data/example.jsonl"
@@ -292,6 +282,25 @@ func TestGymCollectsFromNeMoGymServers(t *testing.T) {
 			t.Errorf("%s eval profile on %s's files: %v\n%s", pair[0], pair[1], err, out)
 		}
 	}
+}
+
+// startNeMoGymServers starts gym's replay model, and NeMo Gym's own
+// example_single_tool_call servers (its Python openai_model in front of
+// that model) with the overrides extra; it returns both and the port of
+// NeMo Gym's head server.
+func (h *harness) startNeMoGymServers(t *testing.T, extra string) (model, ng *background, head string) {
+	t.Helper()
+	upstreamHead := strconv.Itoa(freePort(t))
+	model = h.start(context.Background(), h.gym+" env start --model-type replay_model ++head_server.port="+upstreamHead)
+	model.waitFor(t, "All 1 / 1 servers ready", time.Minute)
+	modelURL := urlOf(t, serverInstances(t, mustAtoi(upstreamHead)), "policy_model")
+	head = strconv.Itoa(freePort(t))
+	configs := sitePackages + "/resources_servers/example_single_tool_call/configs/example_single_tool_call.yaml," +
+		sitePackages + "/responses_api_models/openai_model/configs/openai_model.yaml"
+	ng = h.start(context.Background(), "ng env start +config_paths=["+configs+"] ++uv_cache_dir=/var/cache/uv ++head_server.port="+head+
+		" +policy_base_url="+modelURL+"/v1 +policy_api_key=unused +policy_model_name=replay"+extra)
+	ng.waitFor(t, "4 / 4 servers ready", startTimeout)
+	return model, ng, head
 }
 
 // meanReward is the "mean/reward" an eval run printed.
