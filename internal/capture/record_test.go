@@ -139,7 +139,9 @@ func TestCancelledCallIsRecorded(t *testing.T) {
 	resp.Body.Close()
 	<-ended
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if data, err := os.ReadFile(filepath.Join(store.Dir(), "5-0.capture.jsonl")); err == nil {
+		// The record is written after the handler ends, so wait for its
+		// whole line, not only for the file.
+		if data, err := os.ReadFile(filepath.Join(store.Dir(), "5-0.capture.jsonl")); err == nil && strings.HasSuffix(string(data), "\n") {
 			if !strings.Contains(string(data), `"error_category":"cancelled","request":{"stream":true},"response":null`) {
 				t.Errorf("record %s", data)
 			}
