@@ -41,18 +41,44 @@ func (e *UnwritableError) Error() string { return e.Msg }
 // maxDepth is about where Python's json.loads runs out of recursion.
 const maxDepth = 990
 
-// canonical parses raw as json.loads does and writes it as orjson does:
-// in one pass, or through the tree when a key repeats.
+// canonical parses raw as json.loads does and writes it as orjson does.
 func canonical(raw []byte) ([]byte, error) {
-	out, err := transcode(make([]byte, 0, len(raw)), raw)
+	return appendCanonical(make([]byte, 0, len(raw)), raw)
+}
+
+// appendCanonical is canonical appending to dst: in one pass, or through
+// the tree when a key repeats. On error dst comes back as it was.
+func appendCanonical(dst, raw []byte) ([]byte, error) {
+	out, err := transcode(dst, raw)
 	if !errors.Is(err, errDuplicateKey) {
-		return out, err
+		if err != nil {
+			return dst, err
+		}
+		return out, nil
 	}
 	v, err := parse(raw)
 	if err != nil {
-		return nil, err
+		return dst, err
 	}
-	return v.appendTo(nil), nil
+	return v.appendTo(dst), nil
+}
+
+// appendObject appends raw's canonical form when raw is a JSON object;
+// ok is false, and dst as it was, when it is not, err when Python reads
+// it but orjson cannot write it.
+func appendObject(dst, raw []byte) (out []byte, ok bool, err error) {
+	out, err = appendCanonical(dst, raw)
+	if err != nil {
+		var uw *UnwritableError
+		if errors.As(err, &uw) {
+			return dst, false, err
+		}
+		return dst, false, nil
+	}
+	if out[len(dst)] != '{' {
+		return dst, false, nil
+	}
+	return out, true, nil
 }
 
 // parse reads raw as json.loads does.

@@ -3,6 +3,7 @@ package capture
 import (
 	"errors"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -120,4 +121,26 @@ func FuzzCanonical(f *testing.F) {
 			t.Fatalf("canonical(%q) = %q, which reads back as %q, %v", data, out, again, err)
 		}
 	})
+}
+
+// TestPlainRun holds the eight-at-a-time scan to the byte-at-a-time rule
+// at every offset of every byte that stops a run.
+func TestPlainRun(t *testing.T) {
+	slow := func(s []byte, i int) int {
+		for i < len(s) && s[i] != '"' && s[i] != '\\' && s[i] >= 0x20 {
+			i++
+		}
+		return i
+	}
+	for c := 0; c < 256; c++ {
+		for at := 0; at < 20; at++ {
+			s := []byte(strings.Repeat("aé~\x7f\xff", 5))[:20]
+			s[at] = byte(c)
+			for from := 0; from <= len(s); from++ {
+				if got, want := plainRun(s, from), slow(s, from); got != want {
+					t.Fatalf("plainRun(%q, %d) = %d; want %d", s, from, got, want)
+				}
+			}
+		}
+	}
 }

@@ -5,12 +5,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nemo-gym-go/gym/internal/server"
@@ -71,7 +71,8 @@ func (rc *Recorder) Wrap(next http.Handler) http.Handler {
 		r.Body.Close()
 		r.Body = io.NopCloser(bytes.NewReader(reqBody))
 		c.request = reqBody
-		cw := &captureWriter{w: w, c: c}
+		cw := &captureWriter{w: w, c: c, body: getBuffer(), heldFrom: -1}
+		defer putBuffer(cw.body)
 		r = r.WithContext(context.WithValue(r.Context(), callKey{}, c))
 		if err != nil {
 			// The body never arrived whole; the handler answers that.
@@ -113,11 +114,31 @@ func (rc *Recorder) write(key string, c *call, cw *captureWriter) error {
 	if err := ValidKey(key); err != nil {
 		return err
 	}
-	rec, err := c.record(rc.Server, cw)
+	line, scratch := getBuffer(), getBuffer()
+	defer putBuffer(line)
+	defer putBuffer(scratch)
+	rec, err := c.record((*line)[:0], (*scratch)[:0], rc.Server, cw)
 	if err != nil {
 		return err
 	}
-	return rc.Store.Append(key, rec)
+	rec = append(rec, '\n')
+	*line = rec
+	return rc.Store.appendRecord(key, rec)
+}
+
+// buffers hold the answers and the lines of calls under way: a line is
+// the size of its request and answer, and allocating each afresh was a
+// third of the capture's cost.
+var buffers = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
+
+func getBuffer() *[]byte { return buffers.Get().(*[]byte) }
+
+// putBuffer gives b back unless it grew past what most calls need.
+func putBuffer(b *[]byte) {
+	if cap(*b) <= 1<<20 {
+		*b = (*b)[:0]
+		buffers.Put(b)
+	}
 }
 
 // sessionHeader is X-Session-Id when the request carries exactly one
@@ -165,11 +186,12 @@ type call struct {
 type captureWriter struct {
 	w        http.ResponseWriter
 	c        *call
-	status   int
-	stream   bool
-	body     bytes.Buffer
-	held     bytes.Buffer
-	holding  bool
+	status int
+	stream bool
+	body   *[]byte
+	// heldFrom is where in body the held end of the answer starts, -1
+	// while nothing is held.
+	heldFrom int
 	terminal string // "complete", "incomplete" or "error" once seen
 	scanned  int    // bytes of body already searched for the terminal event
 }
@@ -182,7 +204,9 @@ func (cw *captureWriter) WriteHeader(status int) {
 	}
 	cw.status = status
 	cw.stream = strings.HasPrefix(cw.w.Header().Get("Content-Type"), "text/event-stream")
-	cw.holding = !cw.stream
+	if !cw.stream {
+		cw.heldFrom = 0
+	}
 	cw.w.WriteHeader(status)
 }
 
@@ -194,22 +218,23 @@ func (cw *captureWriter) Write(p []byte) (int, error) {
 		cw.c.sawByte = true
 		cw.c.ttft = time.Since(cw.c.start)
 	}
-	cw.body.Write(p)
+	before := len(*cw.body)
+	*cw.body = append(*cw.body, p...)
 	if cw.stream && cw.terminal == "" {
-		cw.terminal, cw.scanned = findTerminal(cw.body.Bytes(), cw.scanned, cw.c.dialect)
+		cw.terminal, cw.scanned = findTerminal(*cw.body, cw.scanned, cw.c.dialect)
 		if cw.terminal != "" {
-			cw.holding = true
+			cw.heldFrom = before
 		}
 	}
-	if cw.holding {
-		return cw.held.Write(p)
+	if cw.heldFrom >= 0 {
+		return len(p), nil
 	}
 	return cw.w.Write(p)
 }
 
 // Flush passes a flush on while nothing is held.
 func (cw *captureWriter) Flush() {
-	if !cw.holding {
+	if cw.heldFrom < 0 {
 		http.NewResponseController(cw.w).Flush()
 	}
 }
@@ -218,8 +243,8 @@ func (cw *captureWriter) Unwrap() http.ResponseWriter { return cw.w }
 
 // release sends what was held back.
 func (cw *captureWriter) release() {
-	if cw.held.Len() > 0 {
-		cw.w.Write(cw.held.Bytes())
+	if cw.heldFrom >= 0 && cw.heldFrom < len(*cw.body) {
+		cw.w.Write((*cw.body)[cw.heldFrom:])
 	}
 	if cw.stream {
 		http.NewResponseController(cw.w).Flush()
@@ -230,8 +255,10 @@ func (cw *captureWriter) release() {
 // dialect, model_ref, started_at, completed_at, latency_ms,
 // latency_ttft_ms, status_code, error_category, request, response, then
 // client_session_id, request_raw and response_raw when there are any.
-func (c *call) record(serverName string, cw *captureWriter) ([]byte, error) {
-	dst := []byte(`{"model_call_id":`)
+//
+// The line is appended to dst; scratch is room for the parsed response.
+func (c *call) record(dst, scratch []byte, serverName string, cw *captureWriter) ([]byte, error) {
+	dst = append(dst, `{"model_call_id":`...)
 	dst = appendString(dst, c.id)
 	dst = append(dst, `,"dialect":`...)
 	dst = appendString(dst, c.dialect)
@@ -256,11 +283,7 @@ func (c *call) record(serverName string, cw *captureWriter) ([]byte, error) {
 		dst = append(dst, "null"...)
 	}
 
-	request, requestRaw, err := objectOrRaw(c.request)
-	if err != nil {
-		return nil, err
-	}
-	body := cw.body.Bytes()
+	body := *cw.body
 	status := cw.status
 	var response, responseRaw []byte
 	var category string
@@ -298,12 +321,13 @@ func (c *call) record(serverName string, cw *captureWriter) ([]byte, error) {
 		if len(body) > 0 {
 			if cw.stream {
 				response = reconstruct(body, c.dialect)
-			} else if v, err := canonical(body); err == nil && v[0] == '{' {
-				response = v
 			} else {
-				var uw *UnwritableError
-				if errors.As(err, &uw) {
+				v, ok, err := appendObject(scratch, body)
+				if err != nil {
 					return nil, err
+				}
+				if ok {
+					response = v
 				}
 			}
 		}
@@ -335,7 +359,20 @@ func (c *call) record(serverName string, cw *captureWriter) ([]byte, error) {
 	dst = append(dst, `,"error_category":`...)
 	dst = appendNullable(dst, category)
 	dst = append(dst, `,"request":`...)
-	dst = appendRawOrNull(dst, request)
+	var requestRaw []byte
+	if len(c.request) > 0 {
+		var ok bool
+		var err error
+		if dst, ok, err = appendObject(dst, c.request); err != nil {
+			return nil, err
+		}
+		if !ok {
+			dst = append(dst, "null"...)
+			requestRaw = appendString(nil, decodeReplace(c.request))
+		}
+	} else {
+		dst = append(dst, "null"...)
+	}
 	dst = append(dst, `,"response":`...)
 	dst = appendRawOrNull(dst, response)
 	if c.session != nil {
@@ -351,23 +388,6 @@ func (c *call) record(serverName string, cw *captureWriter) ([]byte, error) {
 		dst = append(dst, responseRaw...)
 	}
 	return append(dst, '}'), nil
-}
-
-// objectOrRaw is a request body as NeMo Gym keeps it: the object, or,
-// when the body is not one, null and the text (nothing for no body).
-func objectOrRaw(body []byte) (object, raw []byte, err error) {
-	if len(body) == 0 {
-		return nil, nil, nil
-	}
-	v, err := canonical(body)
-	var uw *UnwritableError
-	if errors.As(err, &uw) {
-		return nil, nil, err
-	}
-	if err == nil && v[0] == '{' {
-		return v, nil, nil
-	}
-	return nil, appendString(nil, decodeReplace(body)), nil
 }
 
 // classify is NeMo Gym's error category of a status, "" below 400.

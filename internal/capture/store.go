@@ -52,19 +52,19 @@ func ValidKey(key string) error {
 
 func (s *Store) path(key, suffix string) string { return filepath.Join(s.dir, key+suffix) }
 
-// Append adds one record (a line without its newline) to key's file, under
-// an exclusive lock, in one write: several servers append to one file, and
-// a record the collector may read must be whole. Unlike NeMo Gym, gym does
-// not sync each record to disk: the record is visible to every reader as
-// soon as it is written, and the copy that must survive a crash is the
-// rollout's row, which holds the joined capture and which the collector
-// syncs (every second). A sync per call cost more than the rest of the
-// capture together (bench/rollouts.sh with CAPTURE=1).
-func (s *Store) Append(key string, record []byte) error {
+// appendRecord adds one record, a line ending in its newline, to key's
+// file, under an exclusive lock, in one write: several servers append to
+// one file, and a record the collector may read must be whole. Unlike NeMo
+// Gym, gym does not sync each record to disk: the record is visible to
+// every reader as soon as it is written, and the copy that must survive a
+// crash is the rollout's row, which holds the joined capture and which the
+// collector syncs (every second). A sync per call cost more than the rest
+// of the capture together (bench/rollouts.sh with CAPTURE=1).
+func (s *Store) appendRecord(key string, line []byte) error {
 	if err := ValidKey(key); err != nil {
 		return err
 	}
-	return appendLine(s.path(key, captureSuffix), append(record[:len(record):len(record)], '\n'))
+	return appendLine(s.path(key, captureSuffix), line)
 }
 
 // MarkIncomplete records that a call of key could not be captured.

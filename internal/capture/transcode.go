@@ -2,6 +2,7 @@ package capture
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"math/big"
 	"strconv"
@@ -257,9 +258,7 @@ func (t *transcoder) str() error {
 	t.out = append(t.out, '"')
 	for {
 		run := t.i
-		for t.i < len(t.s) && t.s[t.i] != '"' && t.s[t.i] != '\\' && t.s[t.i] >= 0x20 {
-			t.i++
-		}
+		t.i = plainRun(t.s, t.i)
 		t.out = append(t.out, t.s[run:t.i]...)
 		if t.i >= len(t.s) {
 			return t.fail("unterminated string")
@@ -313,6 +312,26 @@ func (t *transcoder) str() error {
 			return t.fail("invalid escape")
 		}
 	}
+}
+
+// plainRun is the end of the bytes from i on that a string copies as they
+// are (none is '"', '\\' or a control character), eight at a time while it
+// can: strings are most of what a model call carries.
+func plainRun(s []byte, i int) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for ; i+8 <= len(s); i += 8 {
+		w := binary.LittleEndian.Uint64(s[i:])
+		quote, backslash := w^(ones*'"'), w^(ones*'\\')
+		// Each term has a byte's high bit set where some byte is below
+		// 0x20, or is zero after the xor (is '"' or '\\').
+		if ((w-ones*0x20)&^w|(quote-ones)&^quote|(backslash-ones)&^backslash)&highs != 0 {
+			break
+		}
+	}
+	for i < len(s) && s[i] != '"' && s[i] != '\\' && s[i] >= 0x20 {
+		i++
+	}
+	return i
 }
 
 func (t *transcoder) hex4() (rune, error) {
