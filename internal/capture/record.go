@@ -184,8 +184,8 @@ type call struct {
 // terminal event and what follows) until the record is written: a client
 // that has the end of an answer can count on its capture.
 type captureWriter struct {
-	w        http.ResponseWriter
-	c        *call
+	w      http.ResponseWriter
+	c      *call
 	status int
 	stream bool
 	body   *[]byte
