@@ -42,6 +42,11 @@ type Options struct {
 	// Tokenize fetches prompt token ids from vLLM's /tokenize when the
 	// completion lacks them and token ids were asked for.
 	Tokenize bool
+	// RequestTokenIDs (request_prompt_and_generation_token_ids) asks vLLM
+	// for return_token_ids as well, so /tokenize is not needed.
+	RequestTokenIDs bool
+	// Name is the server's instance name, for NeMo Gym's messages.
+	Name string
 }
 
 // Backend implements modelserver.Backend over Chat Completions upstreams.
@@ -114,10 +119,8 @@ func (b *Backend) Responses(ctx context.Context, body []byte, call modelserver.C
 		return nil, err
 	}
 	completion := res.Body
-	if b.opts.Tokenize && b.opts.Chat.ReturnTokenIDs && !gjson.GetBytes(completion, "prompt_token_ids").Exists() {
-		if completion, err = b.addPromptTokenIDs(ctx, idx, chatReq, completion, upCall); err != nil {
-			return nil, err
-		}
+	if completion, err = b.promptTokenIDs(ctx, idx, chatReq, completion, upCall); err != nil {
+		return nil, err
 	}
 	resp, err := openai.ChatToResponsesResponse(completion, body, b.opts.Chat)
 	if err != nil {
@@ -133,7 +136,10 @@ func (b *Backend) Responses(ctx context.Context, body []byte, call modelserver.C
 }
 
 // ChatCompletions passes the request through with the configured model and
-// extra_body, streaming or not, to the session's replica.
+// extra_body, streaming or not, to the session's replica. With token ids
+// asked for, it is NeMo Gym's: the upstream is called without streaming,
+// the token ids are moved onto the message, and a streaming client gets
+// the answer as synthesized SSE.
 func (b *Backend) ChatCompletions(ctx context.Context, body []byte, call modelserver.CallInfo) (*modelserver.Result, error) {
 	body, err := openai.SetModel(body, b.opts.Model)
 	if err != nil {
@@ -142,11 +148,68 @@ func (b *Backend) ChatCompletions(ctx context.Context, body []byte, call modelse
 	if body, err = b.prepareChat(body); err != nil {
 		return nil, err
 	}
-	return b.replicas[b.replica(call.SessionID)].Post(ctx, "/chat/completions", body, call)
+	idx := b.replica(call.SessionID)
+	if !b.opts.Chat.ReturnTokenIDs {
+		return b.replicas[idx].Post(ctx, "/chat/completions", body, call)
+	}
+	upstreamBody, err := sjson.DeleteBytes(body, "stream")
+	if err == nil {
+		upstreamBody, err = sjson.DeleteBytes(upstreamBody, "stream_options")
+	}
+	if err != nil {
+		return nil, err
+	}
+	upCall := call
+	upCall.Stream = false
+	res, err := b.replicas[idx].Post(ctx, "/chat/completions", upstreamBody, upCall)
+	if err != nil {
+		return nil, err
+	}
+	completion, err := b.promptTokenIDs(ctx, idx, body, res.Body, upCall)
+	if err != nil {
+		return nil, err
+	}
+	if completion, err = openai.MoveChatTokenFields(completion); err != nil {
+		return nil, &modelserver.StatusError{Status: http.StatusBadGateway, Header: jsonHeader(),
+			Body: errorBody("upstream_invalid_response", "the upstream's chat completion carries no usable token ids: "+err.Error())}
+	}
+	if call.Stream {
+		h := http.Header{}
+		h.Set("Content-Type", "text/event-stream")
+		return &modelserver.Result{Header: h, Body: openai.SynthesizeChatSSE(completion, gjson.GetBytes(body, "stream_options.include_usage").Bool())}, nil
+	}
+	return &modelserver.Result{Header: jsonHeader(), Body: completion}, nil
 }
 
+// tokenRequestFields are what NeMo Gym's vllm_model sets, over the
+// request's own, when token ids are asked for: the chosen token's id and
+// log probability, and nothing of the alternatives.
+var tokenRequestFields = []struct{ key, raw string }{
+	{"logprobs", "true"}, {"top_logprobs", "0"}, {"return_tokens_as_token_ids", "true"},
+}
+
+// prepareChat is NeMo Gym's order: the token fields over the request's,
+// a null top_logprobs dropped (vLLM reads it as no log probabilities), extra_body under the request, then the
+// configured chat_template_kwargs where there are none, and n=1 when token
+// ids are asked for.
 func (b *Backend) prepareChat(req []byte) ([]byte, error) {
 	var err error
+	if b.opts.Chat.ReturnTokenIDs {
+		fields := tokenRequestFields
+		if b.opts.RequestTokenIDs {
+			fields = append(fields[:len(fields):len(fields)], struct{ key, raw string }{"return_token_ids", "true"})
+		}
+		for _, f := range fields {
+			if req, err = sjson.SetRawBytes(req, f.key, []byte(f.raw)); err != nil {
+				return nil, fmt.Errorf("setting %s: %w", f.key, err)
+			}
+		}
+	}
+	if v := gjson.GetBytes(req, "top_logprobs"); b.opts.Tokenize && v.Exists() && v.Type == gjson.Null {
+		if req, err = sjson.DeleteBytes(req, "top_logprobs"); err != nil {
+			return nil, err
+		}
+	}
 	if b.opts.ExtraBody != nil {
 		if req, err = openai.MergeUnder(req, b.opts.ExtraBody); err != nil {
 			return nil, fmt.Errorf("merging extra_body into the request: %w", err)
@@ -157,19 +220,34 @@ func (b *Backend) prepareChat(req []byte) ([]byte, error) {
 			return nil, fmt.Errorf("setting chat_template_kwargs: %w", err)
 		}
 	}
+	if n := gjson.GetBytes(req, "n"); b.opts.Chat.ReturnTokenIDs && n.Exists() && n.Type != gjson.Null && n.Raw != "1" {
+		return nil, &modelserver.StatusError{Status: http.StatusBadRequest, Header: jsonHeader(),
+			Body: errorBody("invalid_request", fmt.Sprintf("NeMo Gym server `%s` requires n=1 for token capture.", b.opts.Name))}
+	}
 	return req, nil
 }
 
-// addPromptTokenIDs asks vLLM's /tokenize for the prompt's token ids, as
-// NeMo Gym's vllm_model does when the completion does not carry them.
-func (b *Backend) addPromptTokenIDs(ctx context.Context, idx int, chatReq, completion []byte, call modelserver.CallInfo) ([]byte, error) {
-	tok, err := json.Marshal(map[string]json.RawMessage{
-		"model":                 json.RawMessage(strconv.Quote(b.opts.Model)),
-		"messages":              json.RawMessage(gjson.GetBytes(chatReq, "messages").Raw),
-		"add_generation_prompt": json.RawMessage("true"),
-	})
-	if err != nil {
-		return nil, err
+// tokenizeFields are the request fields that shape the prompt, which
+// /tokenize is given as NeMo Gym's vllm_model gives them, so the ids are
+// those of the prompt that was generated from.
+var tokenizeFields = [...]string{"model", "messages", "tools", "chat_template_kwargs", "mm_processor_kwargs", "required_prefix_token_ids"}
+
+// promptTokenIDs asks vLLM's /tokenize for the prompt's token ids, as
+// NeMo Gym's vllm_model does, when token ids were asked for and the
+// completion carries neither them nor a message that has its own.
+func (b *Backend) promptTokenIDs(ctx context.Context, idx int, chatReq, completion []byte, call modelserver.CallInfo) ([]byte, error) {
+	if !b.opts.Tokenize || !b.opts.Chat.ReturnTokenIDs || gjson.GetBytes(completion, "prompt_token_ids").Exists() ||
+		gjson.GetBytes(completion, "choices.0.message.prompt_token_ids").Exists() {
+		return completion, nil
+	}
+	tok := []byte("{}")
+	var err error
+	for _, f := range tokenizeFields {
+		if v := gjson.GetBytes(chatReq, f); v.Exists() {
+			if tok, err = sjson.SetRawBytes(tok, f, []byte(v.Raw)); err != nil {
+				return nil, err
+			}
+		}
 	}
 	res, err := b.tokenizer[idx].Post(ctx, "/tokenize", tok, call)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
 )
 
 // echoedRequestFields are the request parameters a Responses object repeats,
@@ -415,4 +416,46 @@ func sameInts(a gjson.Result, idsRaw string) bool {
 		return same
 	})
 	return same
+}
+
+// MoveChatTokenFields is what NeMo Gym's vllm_model does to a chat
+// completion when token ids were asked for: the first choice's message
+// carries prompt_token_ids, generation_token_ids and generation_log_probs
+// (from the message itself, or from vLLM's top-level prompt_token_ids,
+// choices[0].token_ids and choices[0].logprobs), and the fields they came
+// from are removed (the logprobs only when they were the source).
+func MoveChatTokenFields(chatResp []byte) ([]byte, error) {
+	chat, err := parseObject(chatResp, "chat completion")
+	if err != nil {
+		return nil, err
+	}
+	choice := chat.Get("choices.0")
+	if !choice.IsObject() {
+		return nil, &InvalidError{Field: "choices", Reason: "a chat completion needs at least one choice object"}
+	}
+	msg := choice.Get("message")
+	if !msg.IsObject() {
+		return nil, &InvalidError{Field: "choices[0].message", Reason: "must be an object"}
+	}
+	fields, err := tokenFields(chat.Get("prompt_token_ids"), choice, msg, true)
+	if err != nil {
+		return nil, err
+	}
+	bundled := present(msg.Get("prompt_token_ids")) || present(msg.Get("generation_token_ids")) || present(msg.Get("generation_log_probs"))
+	out := chatResp
+	for _, f := range fields {
+		if out, err = sjson.SetRawBytes(out, "choices.0.message."+f.key, []byte(f.raw)); err != nil {
+			return nil, err
+		}
+	}
+	consumed := []string{"choices.0.token_ids", "prompt_token_ids"}
+	if !bundled {
+		consumed = append(consumed, "choices.0.logprobs")
+	}
+	for _, path := range consumed {
+		if out, err = sjson.DeleteBytes(out, path); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }

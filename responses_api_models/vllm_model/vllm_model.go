@@ -31,7 +31,7 @@ func New(rt *server.Runtime) (http.Handler, error) {
 		}
 		replicas = []string{one}
 	}
-	opts := chatbackend.Options{Replicas: replicas, Tokenize: true}
+	opts := chatbackend.Options{Replicas: replicas, Tokenize: true, Name: rt.Instance}
 	if opts.Model, err = s.String("model"); err != nil {
 		return nil, err
 	}
@@ -55,6 +55,7 @@ func New(rt *server.Runtime) (http.Handler, error) {
 		def bool
 	}{
 		{&opts.Chat.ReturnTokenIDs, "return_token_id_information", false},
+		{&opts.RequestTokenIDs, "request_prompt_and_generation_token_ids", false},
 		{&opts.Chat.ParseThink, "uses_reasoning_parser", false},
 		{&opts.Chat.ReplaceDeveloperRoleWithSystem, "replace_developer_role_with_system", false},
 		{&opts.Chat.DropUnrepresentable, "drop_unrepresentable_request_fields", false},

@@ -205,3 +205,85 @@ func TestTokenIDsFromTokenize(t *testing.T) {
 		t.Errorf("token data not on the last output item: %s", body)
 	}
 }
+
+const tokenAnswer = `{"id":"c","object":"chat.completion","created":1,"model":"served","choices":[{"index":0,` +
+	`"message":{"role":"assistant","content":"ok"},"finish_reason":"stop",` +
+	`"logprobs":{"content":[{"token":"token_id:7","logprob":-0.5,"bytes":null,"top_logprobs":[]}]},"token_ids":[7]}],` +
+	`"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}`
+
+// With return_token_id_information the upstream is asked for the chosen
+// tokens' ids and log probabilities over whatever the request said, as
+// NeMo Gym's vllm_model asks, and /tokenize gets the tools too.
+func TestTokenIDsAreAskedFor(t *testing.T) {
+	tests := []struct {
+		name, config, request string
+		want                  map[string]string
+	}{
+		{"over the request", "", `{"input":"hi","top_logprobs":5,"logprobs":false}`,
+			map[string]string{"logprobs": "true", "top_logprobs": "0", "return_tokens_as_token_ids": "true", "return_token_ids": ""}},
+		{"with vLLM's own ids", "      request_prompt_and_generation_token_ids: true\n", `{"input":"hi"}`,
+			map[string]string{"logprobs": "true", "top_logprobs": "0", "return_tokens_as_token_ids": "true", "return_token_ids": "true"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			up, base := newFakeVLLM(t, "a", map[string]int{})
+			up.answer = tokenAnswer
+			gym := startGym(t, "      base_url: "+base+"\n      return_token_id_information: true\n"+tt.config)
+			if resp, body := post(t, gym+"/v1/responses", tt.request, ""); resp.StatusCode != 200 {
+				t.Fatalf("status %d: %s", resp.StatusCode, body)
+			}
+			for k, v := range tt.want {
+				if got := gjson.Get(up.bodies[0], k).Raw; got != v {
+					t.Errorf("upstream %s = %q; want %q (body %s)", k, got, v, up.bodies[0])
+				}
+			}
+		})
+	}
+
+	up, base := newFakeVLLM(t, "a", map[string]int{})
+	up.answer = tokenAnswer
+	gym := startGym(t, "      base_url: "+base+"\n      return_token_id_information: true\n      chat_template_kwargs: {enable_thinking: false}\n")
+	if resp, body := post(t, gym+"/v1/responses", toolRequest, ""); resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	tok := gjson.Parse(up.bodies[1])
+	if up.paths[1] != "/tokenize" || !tok.Get("tools").IsArray() || tok.Get("chat_template_kwargs.enable_thinking").Raw != "false" ||
+		tok.Get("model").Str != "served" || tok.Get("add_generation_prompt").Exists() {
+		t.Errorf("/tokenize got %s; want the model, messages, tools and chat_template_kwargs of the generation request", up.bodies[1])
+	}
+}
+
+// The chat route with token ids is NeMo Gym's: no upstream stream, the
+// ids on the message, the transport fields gone; a stream is synthesized
+// from the answer, without them, as NeMo Gym's chat stream is.
+func TestChatCompletionsCarryTokenIDsOnTheMessage(t *testing.T) {
+	up, base := newFakeVLLM(t, "a", map[string]int{})
+	up.answer = tokenAnswer
+	gym := startGym(t, "      base_url: "+base+"\n      return_token_id_information: true\n")
+	resp, body := post(t, gym+"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}]}`, "")
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	msg := gjson.Get(body, "choices.0.message")
+	if msg.Get("prompt_token_ids").Raw != "[1,2,3]" || msg.Get("generation_token_ids").Raw != "[7]" || msg.Get("generation_log_probs").Raw != "[-0.5]" {
+		t.Errorf("message %s; want the token ids and log probabilities on it", msg.Raw)
+	}
+	for _, gone := range []string{"choices.0.logprobs", "choices.0.token_ids", "prompt_token_ids"} {
+		if gjson.Get(body, gone).Exists() {
+			t.Errorf("%s is still in %s", gone, body)
+		}
+	}
+
+	resp, body = post(t, gym+"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"stream":true}`, "")
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") || !strings.Contains(body, `"delta":{"content":"ok"}`) || !strings.HasSuffix(body, "data: [DONE]\n\n") {
+		t.Fatalf("stream: status %d, %s: %s", resp.StatusCode, resp.Header.Get("Content-Type"), body)
+	}
+	if last := up.bodies[len(up.bodies)-2]; gjson.Get(last, "stream").Exists() {
+		t.Errorf("the upstream was asked to stream: %s", last)
+	}
+
+	resp, body = post(t, gym+"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"n":2}`, "")
+	if resp.StatusCode != 400 || !strings.Contains(body, "NeMo Gym server `policy_model` requires n=1 for token capture.") {
+		t.Errorf("n=2: status %d: %s", resp.StatusCode, body)
+	}
+}
