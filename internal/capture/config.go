@@ -50,3 +50,84 @@ func describe(n *tree.Node) string {
 	}
 	return n.GoString()
 }
+
+// TokenSettings are NeMo Gym's token_id_capture block as model servers and
+// the collector read it.
+type TokenSettings struct {
+	Enabled bool
+	// AllAgents captures every agent's calls, not only those of agents
+	// with their own token_id_capture flag.
+	AllAgents bool
+	Dir       string
+}
+
+// tokenKeys are the block's keys; refused is what gym does not implement
+// beyond their defaults, and why.
+var (
+	tokenKeys = map[string]bool{
+		"enabled": true, "all_agents": true, "dir": true, "sink": true, "sink_kwargs": true, "lineage_store": true,
+		"lineage_store_kwargs": true, "rebuild_response": true, "allow_unresolved_continuations": true, "delta_records": true,
+		"max_mask_fraction": true, "mask_fraction_min_samples": true, "external_staging": true, "external_staging_backend": true,
+		"control_auth_token_env": true,
+	}
+	refusedTokenKeys = []struct{ key, why string }{
+		{"sink", "custom token sinks are Python classes"},
+		{"lineage_store", "custom lineage stores are Python classes"},
+		{"external_staging", "framework-worker staging needs NeMo RL's workers"},
+		{"delta_records", "entries always hold their whole prompt"},
+	}
+)
+
+// TokenSettingsFrom reads the token_id_capture block, through get, and
+// checks it as NeMo Gym does: with capture on, a directory is required
+// (dir, else model_call_capture_dir), and absolute; unknown keys are
+// refused. The settings gym does not implement are refused by name.
+func TokenSettingsFrom(get func(key string) (*tree.Node, error)) (TokenSettings, error) {
+	var s TokenSettings
+	block, err := get("token_id_capture")
+	if err != nil || block == nil || block.Kind == tree.Null {
+		return s, err
+	}
+	if block.Kind != tree.Map {
+		return s, fmt.Errorf("invalid configuration: token_id_capture must be a mapping, got %s", describe(block))
+	}
+	for _, k := range block.Keys() {
+		if !tokenKeys[k] {
+			return s, fmt.Errorf("invalid configuration: token_id_capture.%s: Extra inputs are not permitted", k)
+		}
+	}
+	flag := func(key string) (bool, error) {
+		v, err := config.LaxBool(block.Get(key))
+		if err != nil {
+			return false, fmt.Errorf("invalid configuration: token_id_capture.%s: %w", key, err)
+		}
+		return v, nil
+	}
+	if s.Enabled, err = flag("enabled"); err != nil || !s.Enabled {
+		return TokenSettings{}, err
+	}
+	if s.AllAgents, err = flag("all_agents"); err != nil {
+		return s, err
+	}
+	for _, r := range refusedTokenKeys {
+		v := block.Get(r.key)
+		if v == nil || v.Kind == tree.Null || (v.Kind == tree.Bool && !v.Bool) {
+			continue
+		}
+		return s, fmt.Errorf("invalid configuration: token_id_capture.%s = %s: gym does not implement it (%s); leave it unset", r.key, describe(v), r.why)
+	}
+	dir := block.Get("dir")
+	if dir == nil || dir.Kind == tree.Null {
+		if dir, err = get("model_call_capture_dir"); err != nil {
+			return s, err
+		}
+	}
+	if dir == nil || dir.Kind == tree.Null {
+		return s, fmt.Errorf("invalid configuration: token_id_capture requires a directory or sink (token_id_capture.dir, or model_call_capture_dir)")
+	}
+	if dir.Kind != tree.String || !filepath.IsAbs(dir.Str) {
+		return s, fmt.Errorf("invalid configuration: token_id_capture: training-token capture directory must be an absolute path, got %s", describe(dir))
+	}
+	s.Dir = filepath.Clean(dir.Str)
+	return s, nil
+}

@@ -48,6 +48,16 @@ type Failure struct {
 
 type callKey struct{}
 
+// CallID is the model_call_id the recorder gave the call ctx belongs to,
+// so that the call's training-token entry has the same; outside a
+// captured call it is a new one.
+func CallID(ctx context.Context) string {
+	if c, ok := ctx.Value(callKey{}).(*call); ok {
+		return c.id
+	}
+	return newCallID()
+}
+
 // ReportFailure records f for the call ctx belongs to; outside a captured
 // call it does nothing.
 func ReportFailure(ctx context.Context, f Failure) {

@@ -49,6 +49,11 @@ type Options struct {
 	Name string
 }
 
+// ProvidesTokenIDs is whether answers carry token ids and log
+// probabilities (return_token_id_information), which training-token
+// capture records.
+func (b *Backend) ProvidesTokenIDs() bool { return b.opts.Chat.ReturnTokenIDs }
+
 // Backend implements modelserver.Backend over Chat Completions upstreams.
 type Backend struct {
 	replicas  []*modelserver.Upstream
@@ -130,7 +135,7 @@ func (b *Backend) Responses(ctx context.Context, body []byte, call modelserver.C
 	if call.Stream {
 		h := http.Header{}
 		h.Set("Content-Type", "text/event-stream")
-		return &modelserver.Result{Header: h, Body: openai.SynthesizeResponsesSSE(resp)}, nil
+		return &modelserver.Result{Header: h, Body: openai.SynthesizeResponsesSSE(resp), Complete: resp}, nil
 	}
 	return &modelserver.Result{Header: jsonHeader(), Body: resp}, nil
 }
@@ -176,7 +181,7 @@ func (b *Backend) ChatCompletions(ctx context.Context, body []byte, call modelse
 	if call.Stream {
 		h := http.Header{}
 		h.Set("Content-Type", "text/event-stream")
-		return &modelserver.Result{Header: h, Body: openai.SynthesizeChatSSE(completion, gjson.GetBytes(body, "stream_options.include_usage").Bool())}, nil
+		return &modelserver.Result{Header: h, Body: openai.SynthesizeChatSSE(completion, gjson.GetBytes(body, "stream_options.include_usage").Bool()), Complete: completion}, nil
 	}
 	return &modelserver.Result{Header: jsonHeader(), Body: completion}, nil
 }

@@ -53,7 +53,10 @@ type Result struct {
 	Status int         // 0 means 200
 	Header http.Header // Content-Type, Retry-After and X-Request-Id are relayed
 	Body   []byte
-	Stream io.ReadCloser
+	// Complete is the whole answer as JSON when Body is an event stream
+	// synthesized from it: what training-token capture reads.
+	Complete []byte
+	Stream   io.ReadCloser
 	// URL is the upstream URL the answer came from, secrets redacted, for
 	// log lines about it ("" when it came from no Upstream).
 	URL string
@@ -70,10 +73,15 @@ type Backend interface {
 }
 
 // Serve is the handler of a model server process: b's routes, with
-// model-call capture when the run's config turns it on. A capture setting
+// model-call capture and training-token capture when the run's config
+// turns them on. A capture setting
 // NeMo Gym refuses stops the server, as it stops NeMo Gym's; a capture
 // directory that cannot be made leaves capture off, with a warning.
 func Serve(rt *server.Runtime, b Backend) (http.Handler, error) {
+	b, err := withTokenCapture(rt, b)
+	if err != nil {
+		return nil, err
+	}
 	h := Handler(b, rt.Logger)
 	settings, err := capture.SettingsFrom(func(key string) (*tree.Node, error) { return rt.Global.Get(key), nil })
 	if err != nil || !settings.Enabled {

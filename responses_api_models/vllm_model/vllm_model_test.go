@@ -29,6 +29,8 @@ type fakeVLLM struct {
 	name     string
 	answer   string
 	tokenize string
+	// answerFor, when set, answers a chat request by its body.
+	answerFor func(body string) string
 }
 
 func newFakeVLLM(t *testing.T, name string, hits map[string]int) (*fakeVLLM, string) {
@@ -45,6 +47,10 @@ func newFakeVLLM(t *testing.T, name string, hits map[string]int) (*fakeVLLM, str
 			io.WriteString(w, f.tokenize)
 			return
 		}
+		if f.answerFor != nil {
+			io.WriteString(w, f.answerFor(string(body)))
+			return
+		}
 		io.WriteString(w, f.answer)
 	}))
 	t.Cleanup(srv.Close)
@@ -53,7 +59,13 @@ func newFakeVLLM(t *testing.T, name string, hits map[string]int) (*fakeVLLM, str
 
 func startGym(t *testing.T, config string) string {
 	t.Helper()
-	yaml := "policy_model:\n  responses_api_models:\n    vllm_model:\n      entrypoint: app.py\n      host: 127.0.0.1\n      port: 0\n" +
+	return startGymGlobal(t, config, "")
+}
+
+// startGymGlobal is startGym with global keys of the run's config.
+func startGymGlobal(t *testing.T, config, global string) string {
+	t.Helper()
+	yaml := global + "policy_model:\n  responses_api_models:\n    vllm_model:\n      entrypoint: app.py\n      host: 127.0.0.1\n      port: 0\n" +
 		"      api_key: k\n      model: served\n" + config
 	env := map[string]string{"NEMO_GYM_CONFIG_DICT": yaml, "NEMO_GYM_CONFIG_PATH": "policy_model"}
 	rt, err := server.FromEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
