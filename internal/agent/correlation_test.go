@@ -48,7 +48,7 @@ func TestRolloutIDFromRun(t *testing.T) {
 		{name: "token capture does not change the id", c: capture, body: `{"_ng_task_index":0,"_ng_rollout_index":1}`, want: "0-1"},
 
 		{name: "invalid explicit id: leading dot", c: on, body: `{"_ng_rollout_id":".hidden"}`, wantErr: `_ng_rollout_id must be a string`},
-		{name: "invalid explicit id: slash", c: on, body: `{"_ng_rollout_id":"a/b"}`, wantErr: `got "a/b"`},
+		{name: "invalid explicit id: slash", c: on, body: `{"_ng_rollout_id":"a/b"}`, wantErr: `got 'a/b'`},
 		{name: "invalid explicit id: empty", c: on, body: `{"_ng_rollout_id":""}`, wantErr: `_ng_rollout_id`},
 		{name: "invalid explicit id: space", c: on, body: `{"_ng_rollout_id":"a b"}`, wantErr: `_ng_rollout_id`},
 		{name: "invalid explicit id: a number", c: on, body: `{"_ng_rollout_id":5}`, wantErr: `got 5`},

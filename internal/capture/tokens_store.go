@@ -179,12 +179,13 @@ func sha256Hex(b []byte) string {
 }
 
 // errFrozen and errRetired are a capture that the collector has taken: a
-// call that would add to it fails before it generates anything.
+// call that would add to it fails before it generates anything. The
+// words are NeMo Gym's, which rows quote.
 func errFrozen(key string) error {
-	return fmt.Errorf("token capture for rollout %s is already frozen", key)
+	return fmt.Errorf("Token capture for rollout %s is already frozen", key)
 }
 
-func errRetired(key string) error { return fmt.Errorf("token capture for rollout %s is retired", key) }
+func errRetired(key string) error { return fmt.Errorf("Token capture for rollout %s is retired", key) }
 
 // BeginCall records that callID is about to be dispatched: a call that
 // leaves no entry is then seen as lost.
@@ -288,23 +289,124 @@ func (s *TokenStore) Delete(key string) error {
 	})
 }
 
-// entryLines are key's entries under a shared lock, for parent lookup.
-func (s *TokenStore) entryLines(key string) ([][]byte, error) {
-	var out [][]byte
-	err := s.locked(key, true, func() error {
-		data, err := os.ReadFile(s.path(key, ".tokens.jsonl"))
-		if errors.Is(err, os.ErrNotExist) {
-			return nil
+// TokenSnapshot is a frozen capture: its entries, whether a call was lost,
+// and the identity retirement must name.
+type TokenSnapshot struct {
+	Entries    [][]byte
+	Incomplete bool
+	SnapshotID string
+	Version    int64
+}
+
+// Freeze stops key's capture taking entries and returns what it holds; a
+// second freeze returns the same snapshot.
+func (s *TokenStore) Freeze(key string) (*TokenSnapshot, error) {
+	var snap *TokenSnapshot
+	err := s.locked(key, false, func() error {
+		st, err := s.readState(key)
+		if err != nil {
+			return err
+		}
+		if st.Retired {
+			return errRetired(key)
+		}
+		changed, err := s.syncIndex(key, st)
+		if err != nil {
+			return err
+		}
+		if !st.Frozen {
+			st.Frozen, st.SnapshotID = true, newCallID()
+			st.Version++
+			err = s.writeState(key, st, true)
+		} else if changed {
+			err = s.writeState(key, st, true)
 		}
 		if err != nil {
 			return err
 		}
-		for _, l := range bytes.Split(data, []byte("\n")) {
-			if l = bytes.TrimSpace(l); len(l) > 0 {
-				out = append(out, l)
+		entries, err := readLines(s.path(key, ".tokens.jsonl"))
+		if err != nil {
+			return err
+		}
+		snap = &TokenSnapshot{Entries: entries, Incomplete: st.Incomplete, SnapshotID: st.SnapshotID, Version: st.Version}
+		recorded := map[string]bool{}
+		for _, l := range entries {
+			var e struct {
+				ModelCallID string `json:"model_call_id"`
+			}
+			if err := json.Unmarshal(l, &e); err != nil {
+				return fmt.Errorf("invalid token-capture entry of rollout %s: %w", key, err)
+			}
+			recorded[e.ModelCallID] = true
+		}
+		intents, err := readLines(s.path(key, ".tokens.intents"))
+		if err != nil {
+			return err
+		}
+		for _, id := range intents {
+			if !recorded[string(id)] {
+				snap.Incomplete = true
 			}
 		}
 		return nil
+	})
+	return snap, err
+}
+
+// Drop retires a frozen snapshot once its row is durable: the entries go,
+// the state stays as a tombstone a late writer of the attempt still sees.
+// It reports false, changing nothing, when the capture is not that
+// snapshot.
+func (s *TokenStore) Drop(key, snapshotID string, version int64) (bool, error) {
+	dropped := false
+	err := s.locked(key, false, func() error {
+		st, err := s.readState(key)
+		if err != nil {
+			return err
+		}
+		if !st.Frozen || st.SnapshotID != snapshotID || st.Version != version {
+			return nil
+		}
+		for _, suffix := range []string{".tokens.jsonl", ".tokens.incomplete", ".tokens.intents"} {
+			if err := os.Remove(s.path(key, suffix)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
+		}
+		st.IndexedSize, st.EntryDigests, st.Retired = 0, map[string]string{}, true
+		if err := s.writeState(key, st, true); err != nil {
+			return err
+		}
+		dropped = true
+		return syncDir(s.dir)
+	})
+	return dropped, err
+}
+
+// readLines are a file's non-blank lines, trimmed; none for no file.
+func readLines(path string) ([][]byte, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out [][]byte
+	for _, l := range bytes.Split(data, []byte("\n")) {
+		if l = bytes.TrimSpace(l); len(l) > 0 {
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
+
+// entryLines are key's entries under a shared lock, for parent lookup.
+func (s *TokenStore) entryLines(key string) ([][]byte, error) {
+	var out [][]byte
+	err := s.locked(key, true, func() error {
+		var err error
+		out, err = readLines(s.path(key, ".tokens.jsonl"))
+		return err
 	})
 	return out, err
 }

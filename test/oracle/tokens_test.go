@@ -1,0 +1,210 @@
+package oracle
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nemo-gym-go/gym/internal/capture"
+)
+
+//go:embed testdata/nemo_gym_token_finalize.py
+var tokenFinalizeScript []byte
+
+// A tool call and the answer after it, as gym's vllm_model serves them
+// with return_token_id_information: the token fields on the last item.
+const (
+	firstRequest  = `{"model":"served","input":[{"role":"user","content":"weather in SF?"}],"tools":[{"type":"function","name":"get_weather","parameters":{"type":"object"}}]}`
+	firstAnswer   = `{"id":"resp_1","object":"response","model":"served","status":"completed","output":[{"type":"function_call","id":"fc_1","call_id":"call_1","name":"get_weather","arguments":"{\"city\": \"SF\"}","status":"completed","prompt_token_ids":[11,12],"generation_token_ids":[13,14],"generation_log_probs":[-0.1,-0.25]}]}`
+	toolOutput    = `{"type":"function_call_output","call_id":"call_1","output":"sunny"}`
+	secondAnswer  = `{"id":"resp_2","object":"response","model":"served","status":"completed","output":[{"type":"message","id":"msg_2","role":"assistant","status":"completed","content":[{"type":"output_text","text":"It is sunny.","annotations":[]}],"prompt_token_ids":[11,12,13,14,21],"generation_token_ids":[22],"generation_log_probs":[0.0]}]}`
+	finalResponse = `{"id":"resp_2","model":"served","object":"response","output":[{"arguments":"{\"city\": \"SF\"}","call_id":"call_1","id":"fc_1","name":"get_weather","status":"completed","type":"function_call"},{"call_id":"call_1","output":"sunny","type":"function_call_output"},{"content":[{"annotations":[],"text":"It is sunny.","type":"output_text"}],"id":"msg_2","role":"assistant","status":"completed","type":"message"}]}`
+)
+
+func secondRequest() string {
+	var first struct{ Output []json.RawMessage }
+	json.Unmarshal([]byte(firstAnswer), &first)
+	return `{"model":"served","input":[{"role":"user","content":"weather in SF?"},` + string(first.Output[0]) + `,` + toolOutput +
+		`],"tools":[{"type":"function","name":"get_weather","parameters":{"type":"object"}}]}`
+}
+
+// handEntry is an entry line written without a model server, for shapes a
+// model server does not produce on its own.
+func handEntry(t *testing.T, key, id string, prompt, gen []int, resolution string, parent any, digest string) string {
+	t.Helper()
+	logps := make([]float64, len(gen))
+	for i := range logps {
+		logps[i] = -0.5
+	}
+	e := map[string]any{
+		"schema_version": 1, "rollout_id": key, "model_call_id": id, "model": "served",
+		"prompt_token_ids": prompt, "generation_token_ids": gen, "generation_log_probs": logps,
+		"output_items": []any{map[string]any{"type": "message", "role": "assistant", "content": []any{map[string]any{"type": "output_text", "text": id}}}},
+		"token_item_index": 0, "response_id": "resp_" + id, "created_at": 1.5, "parent_call_id": parent,
+		"cum_len": len(prompt) + len(gen), "digest": digest, "parent_resolution": resolution,
+	}
+	b, err := json.Marshal(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestTokenFinalizeMatchesNeMoGym holds gym's collector-side rebuild of
+// rows from training-token captures to NeMo Gym's own
+// finalize_rollout_token_capture on copies of one token store: each row
+// byte for byte, which builds mask the row and which captures may be
+// retired.
+func TestTokenFinalizeMatchesNeMoGym(t *testing.T) {
+	e := setup(t)
+	ours, theirs := filepath.Join(e.tmp, "tokens-gym"), filepath.Join(e.tmp, "tokens-nemo")
+	store, err := capture.OpenTokens(ours)
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(key, id, request, answer string) {
+		tc, err := store.Begin(key, id, []byte(request))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if answer != "" {
+			if err := tc.Finish([]byte(answer)); err != nil && !errors.Is(err, capture.ErrNoTokenIDs) {
+				t.Fatal(err)
+			}
+		}
+	}
+	appendLine := func(key, line string) {
+		f, err := os.OpenFile(filepath.Join(ours, key+".tokens.jsonl"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString(line + "\n")
+		f.Close()
+	}
+	row := func(task, rollout int, response string, extra string) string {
+		r := `{"responses_create_params":{"input":"hi"},`
+		if response != "" {
+			r += `"response":` + response + `,`
+		}
+		r += fmt.Sprintf(`"reward":1.0,"_ng_task_index":%d,"_ng_rollout_index":%d,"agent_ref":{"type":"responses_api_agents","name":"a"}`, task, rollout)
+		if extra != "" {
+			r += "," + extra
+		}
+		return r + "}"
+	}
+	withTokens := strings.Replace(finalResponse, `"type":"message"}`, `"type":"message","prompt_token_ids":[11,12,13,14,21],"generation_token_ids":[22],"generation_log_probs":[0.0]}`, 1)
+	const d2 = "bf99633051449f0f3248b4995a7c8468b9561d7732447341916085f12ff9ff54" // digest of [1,2,3]
+
+	var rows []string
+	cases := []struct {
+		name string
+		row  string
+		make func(key string)
+	}{
+		{"a tool call and the answer", row(0, 0, finalResponse, ""), func(k string) {
+			call(k, "c1", firstRequest, firstAnswer)
+			call(k, "c2", secondRequest(), secondAnswer)
+		}},
+		{"an output that has its token ids", row(0, 1, withTokens, ""), func(k string) {
+			call(k, "c1", firstRequest, firstAnswer)
+			call(k, "c2", secondRequest(), secondAnswer)
+		}},
+		{"nothing captured", row(1, 0, finalResponse, ""), func(string) {}},
+		{"a hosted backend", row(1, 1, finalResponse, ""), func(k string) {
+			call(k, "c1", firstRequest, `{"id":"resp_1","output":[{"type":"message","role":"assistant","content":[]}]}`)
+		}},
+		{"two retries of the first call", row(2, 0, `{"id":"other","output":[]}`, ""), func(k string) {
+			appendLine(k, handEntry(t, k, "r1", []int{1, 2}, []int{3}, "root", nil, d2))
+			appendLine(k, handEntry(t, k, "r2", []int{1, 2}, []int{4}, "root", nil, "x"))
+		}},
+		{"a call that left no entry", row(2, 1, finalResponse, ""), func(k string) {
+			call(k, "c1", firstRequest, firstAnswer)
+			call(k, "c2", secondRequest(), "")
+		}},
+		{"a parent whose tokens the child does not extend", row(3, 0, `{"id":"resp_p2","output":[]}`, ""), func(k string) {
+			appendLine(k, handEntry(t, k, "p1", []int{1, 2}, []int{3}, "root", nil, d2))
+			appendLine(k, handEntry(t, k, "p2", []int{1, 9, 3, 4}, []int{5}, "resolved", "p1", "y"))
+		}},
+		{"a malformed rollout id", row(3, 1, finalResponse, `"_ng_rollout_id":"bad id!"`), func(string) {}},
+		{"a declared terminal that was not captured", row(4, 0, finalResponse, `"terminal_response_id":"resp_9"`), func(k string) {
+			call(k, "c1", firstRequest, firstAnswer)
+			call(k, "c2", secondRequest(), secondAnswer)
+		}},
+		{"a row without a response", row(4, 1, "", ""), func(k string) {
+			call(k, "c1", firstRequest, firstAnswer)
+			call(k, "c2", secondRequest(), secondAnswer)
+		}},
+		{"an explicit terminal on the first call", row(5, 0, finalResponse, `"_ng_terminal_model_call_id":"c1"`), func(k string) {
+			call(k, "c1", firstRequest, firstAnswer)
+			call(k, "c2", secondRequest(), secondAnswer)
+		}},
+	}
+	for _, c := range cases {
+		key, err := capture.Key([]byte(c.row))
+		if err != nil {
+			key = ""
+		}
+		if key != "" {
+			c.make(key)
+		}
+		rows = append(rows, c.row)
+	}
+	if err := os.CopyFS(theirs, os.DirFS(ours)); err != nil {
+		t.Fatal(err)
+	}
+	type verdict struct {
+		Row                   string
+		Built, Masked, Retire bool
+	}
+	var got []verdict
+	for _, r := range rows {
+		out, build := store.Finalize([]byte(r))
+		v := verdict{Row: string(out), Built: build != nil}
+		if build != nil {
+			v.Masked = build.Masked
+			v.Retire = build.Retirable()
+		}
+		got = append(got, v)
+	}
+
+	script := filepath.Join(e.tmp, "finalize.py")
+	rowsPath, outPath := filepath.Join(e.tmp, "token-rows.jsonl"), filepath.Join(e.tmp, "token-nemo.jsonl")
+	for path, data := range map[string][]byte{script: tokenFinalizeScript, rowsPath: []byte(strings.Join(rows, "\n") + "\n")} {
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	stdout, stderr, code, err := e.run(ctx, e.tmp, nil, "/opt/nemo-gym/bin/python", script, theirs, rowsPath, outPath)
+	if err != nil || code != 0 {
+		t.Fatalf("NeMo Gym's finalize: exit %d, %v\n%s\n%s", code, err, stdout, stderr)
+	}
+	data, err := os.ReadFile(outPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	if len(lines) != len(cases) {
+		t.Fatalf("NeMo Gym wrote %d verdicts for %d rows", len(lines), len(cases))
+	}
+	for i, c := range cases {
+		var want verdict
+		if err := json.Unmarshal([]byte(lines[i]), &want); err != nil {
+			t.Fatal(err)
+		}
+		if got[i].Row != want.Row {
+			t.Errorf("%s: rows differ:\nNeMo Gym: %s\ngym:      %s\nfirst difference at byte %d", c.name, want.Row, got[i].Row, firstDiff(want.Row, got[i].Row))
+		}
+		if got[i].Built != want.Built || got[i].Masked != want.Masked || got[i].Retire != want.Retire {
+			t.Errorf("%s: gym built %v, masked %v, retirable %v; NeMo Gym %v, %v, %v", c.name, got[i].Built, got[i].Masked, got[i].Retire, want.Built, want.Masked, want.Retire)
+		}
+	}
+}
