@@ -335,17 +335,17 @@ type chain struct {
 }
 
 type buildNotes struct {
-	roots, chains                   int
-	captured, delivered             int
-	deliveredFraction               float64
-	unresolvedRetries               []string
-	terminalChain                   string
-	emptyGeneration                 []string
-	linkFailures                    []string // in first-seen order
-	linkFailureCounts               map[string]int
-	unresolvedParents               []string
-	quarantined                     []string
-	chainsOut                       []*chain
+	roots, chains       int
+	captured, delivered int
+	deliveredFraction   float64
+	unresolvedRetries   []string
+	terminalChain       string
+	emptyGeneration     []string
+	linkFailures        []string // in first-seen order
+	linkFailureCounts   map[string]int
+	unresolvedParents   []string
+	quarantined         []string
+	chainsOut           []*chain
 }
 
 func (n *buildNotes) fail(note string) {
@@ -356,10 +356,10 @@ func (n *buildNotes) fail(note string) {
 }
 
 type buildNode struct {
-	e                    *tokenEntry
-	cumulative           []int64
-	parent               *buildNode
-	children             []*buildNode
+	e                     *tokenEntry
+	cumulative            []int64
+	parent                *buildNode
+	children              []*buildNode
 	quarantined, boundary bool
 }
 

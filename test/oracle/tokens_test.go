@@ -46,7 +46,7 @@ func handEntry(t *testing.T, key, id string, prompt, gen []int, resolution strin
 	e := map[string]any{
 		"schema_version": 1, "rollout_id": key, "model_call_id": id, "model": "served",
 		"prompt_token_ids": prompt, "generation_token_ids": gen, "generation_log_probs": logps,
-		"output_items": []any{map[string]any{"type": "message", "role": "assistant", "content": []any{map[string]any{"type": "output_text", "text": id}}}},
+		"output_items":     []any{map[string]any{"type": "message", "role": "assistant", "content": []any{map[string]any{"type": "output_text", "text": id}}}},
 		"token_item_index": 0, "response_id": "resp_" + id, "created_at": 1.5, "parent_call_id": parent,
 		"cum_len": len(prompt) + len(gen), "digest": digest, "parent_resolution": resolution,
 	}
