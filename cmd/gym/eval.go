@@ -203,6 +203,7 @@ type evalRun struct {
 	client   *server.Client
 	agentURL func(ctx context.Context, agent string) (string, error)
 	capture  []*capture.Store
+	tokens   *rollout.TokenCapture
 	trackers *export.Trackers
 }
 
@@ -256,6 +257,9 @@ func runEvalRun(ctx context.Context, opts *runOptions) error {
 	}
 	// Checked before any server starts: the model servers refuse the same
 	// settings.
+	if run.tokens, err = tokenCapture(s); err != nil {
+		return err
+	}
 	if run.capture, err = captureStores(s); err != nil {
 		return err
 	}
@@ -430,6 +434,7 @@ func (r *evalRun) collect(ctx context.Context, opts *runOptions, input, inputFla
 			Progress:    progress.New(progress.Options{Out: f.IO.ErrOut, Mode: mode, Title: "Collecting rollouts"}),
 			Log:         f.IO.ErrOut,
 			Capture:     r.capture,
+			Tokens:      r.tokens,
 		},
 		Resume:     r.resume,
 		Aggregator: agg,

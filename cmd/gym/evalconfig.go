@@ -1,15 +1,16 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"github.com/nemo-gym-go/gym/internal/capture"
 	"strconv"
 	"strings"
+	"sync"
 
+	"github.com/nemo-gym-go/gym/internal/capture"
 	"github.com/nemo-gym-go/gym/internal/config"
 	"github.com/nemo-gym-go/gym/internal/config/pyyaml"
 	"github.com/nemo-gym-go/gym/internal/config/tree"
+	"github.com/nemo-gym-go/gym/internal/rollout"
 	"github.com/nemo-gym-go/gym/internal/server"
 )
 
@@ -132,15 +133,6 @@ func missingConfig(keys ...string) error {
 // captureStores is the capture directory the collector joins from, when
 // observability_enabled is on, checked as NeMo Gym checks it.
 func captureStores(s settings) ([]*capture.Store, error) {
-	if n, err := s.node("token_id_capture"); err != nil {
-		return nil, err
-	} else if n != nil && n.Kind == tree.Map {
-		if on, err := config.LaxBool(n.Get("enabled")); err != nil {
-			return nil, fmt.Errorf("invalid configuration: token_id_capture.enabled: %w", err)
-		} else if on {
-			return nil, errors.New("invalid configuration: token_id_capture.enabled is set, but gym does not capture training token ids yet; collect with NeMo Gym's own vLLM model server and collector for RL training data, or turn it off (model-call capture, observability_enabled, is supported)")
-		}
-	}
 	cs, err := capture.SettingsFrom(s.node)
 	if err != nil || !cs.Enabled {
 		return nil, err
@@ -150,4 +142,46 @@ func captureStores(s settings) ([]*capture.Store, error) {
 		return nil, err
 	}
 	return []*capture.Store{store}, nil
+}
+
+// tokenCapture is training-token capture as the collector runs it, nil
+// when token_id_capture is off: the store, and which agents take part
+// (all_agents, or each agent's own token_id_capture flag).
+func tokenCapture(s settings) (*rollout.TokenCapture, error) {
+	ts, err := capture.TokenSettingsFrom(s.node)
+	if err != nil || !ts.Enabled {
+		return nil, err
+	}
+	tc := &rollout.TokenCapture{Settings: ts}
+	if ts.Dir != "" {
+		if tc.Store, err = capture.OpenTokens(ts.Dir); err != nil {
+			return nil, err
+		}
+	}
+	var mu sync.Mutex
+	flags := map[string]bool{}
+	tc.Participates = func(agent string) bool {
+		if ts.AllAgents {
+			return true
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		on, seen := flags[agent]
+		if !seen {
+			n, _ := s.node(agent)
+			if n != nil && n.Kind == tree.Map {
+				if agents := n.Get("responses_api_agents"); agents != nil && agents.Kind == tree.Map {
+					for _, k := range agents.Keys() {
+						if impl := agents.Get(k); impl != nil && impl.Kind == tree.Map {
+							v, _ := config.LaxBool(impl.Get("token_id_capture"))
+							on = on || v
+						}
+					}
+				}
+			}
+			flags[agent] = on
+		}
+		return on
+	}
+	return tc, nil
 }

@@ -58,7 +58,17 @@ type TokenSettings struct {
 	// AllAgents captures every agent's calls, not only those of agents
 	// with their own token_id_capture flag.
 	AllAgents bool
-	Dir       string
+	// Dir is the token store; "" when nothing is stored (rebuild_response
+	// off and no directory).
+	Dir string
+	// Rebuild (rebuild_response) has the collector rebuild rows from the
+	// capture.
+	Rebuild bool
+	// MaxMaskFraction stops a collection whose finalized rollouts are
+	// masked more often than this, once MinSamples are finalized; negative
+	// for no limit.
+	MaxMaskFraction float64
+	MinSamples      int64
 }
 
 // tokenKeys are the block's keys; refused is what gym does not implement
@@ -116,11 +126,37 @@ func TokenSettingsFrom(get func(key string) (*tree.Node, error)) (TokenSettings,
 		}
 		return s, fmt.Errorf("invalid configuration: token_id_capture.%s = %s: gym does not implement it (%s); leave it unset", r.key, describe(v), r.why)
 	}
+	s.Rebuild = true
+	if v := block.Get("rebuild_response"); v != nil && v.Kind != tree.Null {
+		if s.Rebuild, err = flag("rebuild_response"); err != nil {
+			return s, err
+		}
+	}
+	s.MaxMaskFraction, s.MinSamples = -1, 50
+	if v := block.Get("max_mask_fraction"); v != nil && v.Kind != tree.Null {
+		switch v.Kind {
+		case tree.Float:
+			s.MaxMaskFraction = v.Float
+		case tree.Int:
+			s.MaxMaskFraction = float64(v.Int)
+		default:
+			return s, fmt.Errorf("invalid configuration: token_id_capture.max_mask_fraction must be a number, got %s", describe(v))
+		}
+	}
+	if v := block.Get("mask_fraction_min_samples"); v != nil && v.Kind != tree.Null {
+		if v.Kind != tree.Int {
+			return s, fmt.Errorf("invalid configuration: token_id_capture.mask_fraction_min_samples must be an integer, got %s", describe(v))
+		}
+		s.MinSamples = v.Int
+	}
 	dir := block.Get("dir")
 	if dir == nil || dir.Kind == tree.Null {
 		if dir, err = get("model_call_capture_dir"); err != nil {
 			return s, err
 		}
+	}
+	if (dir == nil || dir.Kind == tree.Null) && !s.Rebuild {
+		return s, nil // NeMo Gym's no-op: nothing stored, nothing rebuilt
 	}
 	if dir == nil || dir.Kind == tree.Null {
 		return s, fmt.Errorf("invalid configuration: token_id_capture requires a directory or sink (token_id_capture.dir, or model_call_capture_dir)")

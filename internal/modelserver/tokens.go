@@ -22,7 +22,7 @@ type tokenIDProvider interface{ ProvidesTokenIDs() bool }
 // is said so at start; its calls still succeed.
 func withTokenCapture(rt *server.Runtime, b Backend) (Backend, error) {
 	settings, err := capture.TokenSettingsFrom(func(key string) (*tree.Node, error) { return rt.Global.Get(key), nil })
-	if err != nil || !settings.Enabled {
+	if err != nil || !settings.Enabled || settings.Dir == "" {
 		return b, err
 	}
 	store, err := capture.OpenTokens(settings.Dir)

@@ -7,13 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
 	"github.com/nemo-gym-go/gym/internal/capture"
+	"github.com/nemo-gym-go/gym/internal/config/tree"
 	"github.com/nemo-gym-go/gym/internal/jsonl"
 	"github.com/nemo-gym-go/gym/internal/openai"
 	"github.com/nemo-gym-go/gym/internal/progress"
@@ -45,6 +48,46 @@ type CollectOptions struct {
 	// (observability_enabled): each rollout's capture is cleared before it
 	// runs and joined into its result after.
 	Capture []*capture.Store
+	// Tokens is training-token capture (token_id_capture), nil when off.
+	Tokens *TokenCapture
+}
+
+// TokenCapture is what the collector does with training-token capture:
+// clears the rollouts' captures before they run and, with Settings.Rebuild,
+// rebuilds each result's output from its capture (capture.Finalize),
+// retiring the capture once the row is on disk.
+type TokenCapture struct {
+	Store    *capture.TokenStore
+	Settings capture.TokenSettings
+	// Participates says whether an agent instance's rollouts are captured
+	// (its token_id_capture flag, or all_agents).
+	Participates func(agent string) bool
+}
+
+// MaskFractionError stops a collection whose rollouts are mostly masked:
+// NeMo Gym's max_mask_fraction.
+type MaskFractionError struct {
+	Masked, Finalized int
+	Limit             float64
+	Reasons           []string // in first-seen order
+	Counts            map[string]int
+}
+
+func (e *MaskFractionError) Error() string {
+	reasons := make([]string, len(e.Reasons))
+	for i, r := range e.Reasons {
+		reasons[i] = fmt.Sprintf("%s: %d", pyRepr(r), e.Counts[r])
+	}
+	return fmt.Sprintf("%d/%d finalized rollouts (%.1f%%) are masked, exceeding token_id_capture.max_mask_fraction=%s. Mask reasons: {%s}. Aborting instead of collecting mostly token-less data.",
+		e.Masked, e.Finalized, 100*float64(e.Masked)/float64(e.Finalized), tree.PythonFloatRepr(e.Limit), strings.Join(reasons, ", "))
+}
+
+// pyRepr is Python's repr of a plain string.
+func pyRepr(s string) string {
+	if strings.Contains(s, "'") && !strings.Contains(s, `"`) {
+		return `"` + strings.ReplaceAll(s, `\`, `\\`) + `"`
+	}
+	return "'" + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), "'", `\'`) + "'"
 }
 
 // Summary counts what a collection did.
@@ -125,6 +168,9 @@ func collect(ctx context.Context, p Paths, resume bool, o CollectOptions) (*Summ
 	o.Progress.Start(sum.Rollouts-sum.Terminal-sum.Maxed, sum.Cached)
 	runErr := c.dispatch(ctx, st)
 	o.Progress.Finish()
+	if t := &c.tokens; t.finalized > 0 && o.Log != nil {
+		fmt.Fprintf(o.Log, "Training-token capture: %d rollouts rebuilt from their captured tokens, %d of them masked (mask_sample).\n", t.finalized, t.masked)
+	}
 	if err := errors.Join(out.Close(), fails.Close()); err != nil {
 		return sum, err
 	}
@@ -171,6 +217,15 @@ type collector struct {
 	writeErr     error
 	producerOnce sync.Once
 	joinFailOnce sync.Once
+	tokens       tokenTally
+}
+
+// tokenTally counts the rollouts training-token capture finalized.
+type tokenTally struct {
+	clearOnce, maskOnce sync.Once
+	finalized, masked   int
+	reasons             []string
+	counts              map[string]int
 }
 
 // clearCapture removes what an earlier run captured under the rollout's
@@ -217,6 +272,9 @@ func (c *collector) dispatch(ctx context.Context, st *resumeState) error {
 			if err := clearCapture(c.o.Capture, body); err != nil {
 				return lr.errorf("%v", err)
 			}
+		}
+		if err := c.clearTokens(body, row.Get(AgentRefKey+".name").Str); err != nil {
+			return lr.errorf("%v", err)
 		}
 		c.mu.Lock()
 		c.sum.Dispatched++
@@ -289,6 +347,8 @@ func (c *collector) run(ctx context.Context, body []byte) {
 			})
 		}
 	}
+	var build *capture.TokenBuild
+	stamped, build = c.finalizeTokens(stamped, agent)
 	res := gjson.ParseBytes(stamped)
 	switch {
 	case res.Get("_ng_no_persist").Bool():
@@ -297,8 +357,80 @@ func (c *collector) run(ctx context.Context, body []byte) {
 		c.record(c.fails, stamped, nil, progress.Outcome{Failed: true}, func(s *Summary) { s.Failed++ })
 	default:
 		reward := res.Get("reward")
-		c.record(c.out, stamped, nil, progress.Outcome{Reward: reward.Num, HasReward: reward.Type == gjson.Number}, func(s *Summary) { s.Succeeded++ })
+		var retire func()
+		if build.Retirable() {
+			store := c.o.Tokens.Store
+			retire = func() { build.Retire(store) }
+		}
+		c.recordThen(c.out, stamped, retire, progress.Outcome{Reward: reward.Num, HasReward: reward.Type == gjson.Number}, func(s *Summary) { s.Succeeded++ })
 	}
+}
+
+// participates is whether the rollouts of agent take part in
+// training-token capture.
+func (c *collector) participates(agent string) bool {
+	return c.o.Tokens != nil && c.o.Tokens.Participates(agent)
+}
+
+// clearTokens removes what an earlier run captured of the rollout's
+// training tokens, so that its capture holds this attempt's calls only.
+func (c *collector) clearTokens(body []byte, agent string) error {
+	if !c.participates(agent) || c.o.Tokens.Store == nil {
+		return nil
+	}
+	key, err := capture.Key(body)
+	if err != nil || key == "" {
+		return err
+	}
+	c.tokens.clearOnce.Do(func() {
+		if c.o.Log != nil {
+			fmt.Fprintln(c.o.Log, "Clearing existing token captures for rollouts being dispatched")
+		}
+	})
+	if err := c.o.Tokens.Store.Delete(key); err != nil {
+		return fmt.Errorf("clearing the token capture of rollout %s: %w", key, err)
+	}
+	return nil
+}
+
+// finalizeTokens rebuilds a result from its rollout's training-token
+// capture, counts it, and stops the collection past max_mask_fraction.
+func (c *collector) finalizeTokens(result []byte, agent string) ([]byte, *capture.TokenBuild) {
+	if !c.participates(agent) || !c.o.Tokens.Settings.Rebuild || c.o.Tokens.Store == nil {
+		return result, nil
+	}
+	result, build := c.o.Tokens.Store.Finalize(result)
+	if build == nil {
+		return result, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := &c.tokens
+	t.finalized++
+	if build.Masked {
+		t.masked++
+		if t.counts == nil {
+			t.counts = map[string]int{}
+		}
+		for _, r := range build.Reasons {
+			if t.counts[r] == 0 {
+				t.reasons = append(t.reasons, r)
+			}
+			t.counts[r]++
+		}
+		t.maskOnce.Do(func() {
+			if c.o.Log != nil {
+				fmt.Fprintf(c.o.Log, "Warning: rollout (%d, %d) was captured incompletely or ambiguously (%s); it is marked for masking (mask_sample) rather than trained on. The count of masked rollouts follows the collection.\n",
+					gjson.GetBytes(result, TaskIndexKey).Int(), gjson.GetBytes(result, RolloutIndexKey).Int(), gjson.GetBytes(result, "_ng_token_capture").Raw)
+			}
+		})
+	}
+	s := c.o.Tokens.Settings
+	if s.MaxMaskFraction >= 0 && int64(t.finalized) >= s.MinSamples && float64(t.masked)/float64(t.finalized) > s.MaxMaskFraction && c.writeErr == nil {
+		c.writeErr = &MaskFractionError{Masked: t.masked, Finalized: t.finalized, Limit: s.MaxMaskFraction,
+			Reasons: append([]string(nil), t.reasons...), Counts: maps.Clone(t.counts)}
+	}
+	return result, build
 }
 
 func (c *collector) post(ctx context.Context, agent string, body []byte) ([]byte, error) {
@@ -318,6 +450,20 @@ func (c *collector) record(to *appender, line []byte, buildErr error, outcome pr
 	if err == nil && to != nil {
 		err = to.writeLine(line)
 	}
+	c.counted(err, outcome, count)
+}
+
+// recordThen is record of a line with something to do once it is on
+// disk (nothing when then is nil).
+func (c *collector) recordThen(to *appender, line []byte, then func(), outcome progress.Outcome, count func(*Summary)) {
+	if then == nil {
+		c.record(to, line, nil, outcome, count)
+		return
+	}
+	c.counted(to.writeLineThen(line, then), outcome, count)
+}
+
+func (c *collector) counted(err error, outcome progress.Outcome, count func(*Summary)) {
 	c.mu.Lock()
 	if err != nil {
 		if c.writeErr == nil {

@@ -52,6 +52,8 @@ type appender struct {
 	err     error
 	stop    chan struct{}
 	stopped chan struct{}
+	// durable run once the lines written before them are on disk.
+	durable []func()
 }
 
 const syncEvery = time.Second
@@ -76,16 +78,31 @@ func (a *appender) syncLoop() {
 			return
 		case <-t.C:
 			a.mu.Lock()
-			a.syncLocked()
+			then := a.syncLocked()
 			a.mu.Unlock()
+			runAll(then)
 		}
 	}
 }
 
-func (a *appender) syncLocked() {
+// syncLocked syncs what was written and hands back what waited for it;
+// after a failed sync nothing is run.
+func (a *appender) syncLocked() []func() {
 	if a.dirty && a.err == nil {
 		a.err = a.f.Sync()
 		a.dirty = false
+	}
+	then := a.durable
+	a.durable = nil
+	if a.err != nil {
+		return nil
+	}
+	return then
+}
+
+func runAll(fns []func()) {
+	for _, fn := range fns {
+		fn()
 	}
 }
 
@@ -105,13 +122,27 @@ func (a *appender) writeLine(line []byte) error {
 	return nil
 }
 
+// writeLineThen is writeLine, with then run once the line is on disk (at
+// the next sync, with the others that wait for it).
+func (a *appender) writeLineThen(line []byte, then func()) error {
+	if err := a.writeLine(line); err != nil {
+		return err
+	}
+	a.mu.Lock()
+	a.durable = append(a.durable, then)
+	a.mu.Unlock()
+	return nil
+}
+
 func (a *appender) Close() error {
 	close(a.stop)
 	<-a.stopped
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.syncLocked()
-	return errors.Join(a.err, a.f.Close())
+	then := a.syncLocked()
+	err := errors.Join(a.err, a.f.Close())
+	a.mu.Unlock()
+	runAll(then)
+	return err
 }
 
 // repairTail cuts a torn last line (one without its newline, left by a
