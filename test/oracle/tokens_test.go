@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,9 @@ import (
 
 //go:embed testdata/nemo_gym_token_finalize.py
 var tokenFinalizeScript []byte
+
+//go:embed testdata/nemo_gym_token_write.py
+var tokenWriteScript []byte
 
 // A tool call and the answer after it, as gym's vllm_model serves them
 // with return_token_id_information: the token fields on the last item.
@@ -205,6 +209,77 @@ func TestTokenFinalizeMatchesNeMoGym(t *testing.T) {
 		}
 		if got[i].Built != want.Built || got[i].Masked != want.Masked || got[i].Retire != want.Retire {
 			t.Errorf("%s: gym built %v, masked %v, retirable %v; NeMo Gym %v, %v, %v", c.name, got[i].Built, got[i].Masked, got[i].Retire, want.Built, want.Masked, want.Retire)
+		}
+	}
+}
+
+// TestTokenEntriesMatchNeMoGym holds the entries gym's model servers write
+// to those NeMo Gym's capture middleware writes for the same calls: line
+// for line, byte for byte but the time each was written, parents resolved
+// the same way.
+func TestTokenEntriesMatchNeMoGym(t *testing.T) {
+	e := setup(t)
+	ours, theirs := filepath.Join(e.tmp, "entries-gym"), filepath.Join(e.tmp, "entries-nemo")
+	store, err := capture.OpenTokens(ours)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type call struct {
+		Key     string          `json:"key"`
+		ID      string          `json:"id"`
+		Request json.RawMessage `json:"request"`
+		Answer  json.RawMessage `json:"answer"`
+	}
+	chat := `{"model":"served","messages":[{"role":"system","content":"Be brief. \u00e9"},{"role":"user","content":"hi"}]}`
+	chatAnswer := `{"id":"chatcmpl-1","object":"chat.completion","model":"served","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"hello","prompt_token_ids":[5,6],"generation_token_ids":[7],"generation_log_probs":[-1.5]}}]}`
+	calls := []call{
+		{"0-0", "c1", json.RawMessage(firstRequest), json.RawMessage(firstAnswer)},
+		{"0-0", "c2", json.RawMessage(secondRequest()), json.RawMessage(secondAnswer)},
+		{"0-0", "c3", json.RawMessage(secondRequest()), json.RawMessage(strings.Replace(secondAnswer, "resp_2", "resp_3", 1))},
+		{"1-0", "c1", json.RawMessage(chat), json.RawMessage(chatAnswer)},
+		{"1-0", "c2", json.RawMessage(chat), json.RawMessage(`{"id":"x","choices":[{"message":{"role":"assistant","content":"no tokens"}}]}`)},
+		{"2-0", "c1", json.RawMessage(`{"input":"a string input","instructions":"be terse"}`), json.RawMessage(strings.Replace(firstAnswer, "resp_1", "resp_s", 1))},
+	}
+	var lines []string
+	for _, c := range calls {
+		tc, err := store.Begin(c.Key, c.ID, c.Request)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tc.Finish(c.Answer); err != nil && !errors.Is(err, capture.ErrNoTokenIDs) {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(c)
+		lines = append(lines, string(b))
+	}
+	script, callsPath := filepath.Join(e.tmp, "write.py"), filepath.Join(e.tmp, "token-calls.jsonl")
+	for path, data := range map[string][]byte{script: tokenWriteScript, callsPath: []byte(strings.Join(lines, "\n") + "\n")} {
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	stdout, stderr, code, err := e.run(ctx, e.tmp, nil, "/opt/nemo-gym/bin/python", script, theirs, callsPath)
+	if err != nil || code != 0 {
+		t.Fatalf("NeMo Gym's capture: exit %d, %v\n%s\n%s", code, err, stdout, stderr)
+	}
+	created := regexp.MustCompile(`"created_at":[0-9.e+-]+`)
+	for _, key := range []string{"0-0", "1-0", "2-0"} {
+		for _, suffix := range []string{".tokens.jsonl", ".tokens.intents", ".tokens.incomplete"} {
+			a, aerr := os.ReadFile(filepath.Join(theirs, key+suffix))
+			b, berr := os.ReadFile(filepath.Join(ours, key+suffix))
+			if os.IsNotExist(aerr) != os.IsNotExist(berr) {
+				t.Errorf("%s%s: NeMo Gym's exists: %v, gym's: %v", key, suffix, aerr == nil, berr == nil)
+				continue
+			}
+			want, got := created.ReplaceAllString(string(a), `"created_at":0`), created.ReplaceAllString(string(b), `"created_at":0`)
+			if suffix == ".tokens.jsonl" && strings.Count(want, "\n") != map[string]int{"0-0": 3, "1-0": 1, "2-0": 1}[key] {
+				t.Errorf("%s: NeMo Gym wrote %d entries: %s", key, strings.Count(want, "\n"), want)
+			}
+			if want != got {
+				t.Errorf("%s%s differs:\nNeMo Gym: %s\ngym:      %s\nfirst difference at byte %d", key, suffix, want, got, firstDiff(want, got))
+			}
 		}
 	}
 }
