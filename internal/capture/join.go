@@ -43,12 +43,15 @@ func pyStr(v gjson.Result) string {
 var noResultClasses = map[string]bool{"agent_request_failed": true, "agent_run_error": true, "environment_server_failed": true, "rollout_request_failed": true}
 
 // Join adds a rollout's captured calls to its result row as NeMo Gym's
-// collector does: ng_model_call_capture (metrics, calls, gaps) and, for an
-// agent that sent no trajectory of its own, ng_trajectory, which then holds
-// the calls' requests and responses. row is the /run row as dispatched;
-// the capture is the one under its key, found in the first of dirs that
-// has it. A result with no key, or no result at all, is returned as is.
-func Join(result, row []byte, dirs []*Store) ([]byte, bool, error) {
+// collector does: ng_model_call_capture (metrics, calls, gaps),
+// ng_trajectory — the agent's own, checked and merged with the captured
+// calls, or, for an agent that sent none, the collector's projection of
+// the calls — and, for an agent's trajectory, ng_perf. row is the /run row
+// as dispatched; the capture is the one under its key, found in the first
+// of dirs that has it; latencyMS is the /run's wall-clock time when known.
+// A result with no key, or no result at all, is returned as is. The bool
+// reports an agent's ng_agent_observations, which gym leaves as it came.
+func Join(result, row []byte, dirs []*Store, latencyMS *float64) ([]byte, bool, error) {
 	if len(dirs) == 0 {
 		return result, false, nil
 	}
@@ -85,16 +88,37 @@ func Join(result, row []byte, dirs []*Store) ([]byte, bool, error) {
 		capture.set("gaps", g)
 	}
 	res.set("ng_model_call_capture", capture)
-	producer := res.get("ng_trajectory") != nil || res.get("ng_agent_observations") != nil
-	if !producer {
-		res.set("ng_trajectory", trajectory(taskID(row), key, calls, gaps))
+	if res.get("ng_agent_observations") != nil {
+		return res.appendTo(nil), true, nil
+	}
+	var traj *jvalue
+	if own := res.get("ng_trajectory"); own.isObject() {
+		traj, err = producerTrajectory(own, taskID(row), key, calls, gaps)
+	} else {
+		traj, err = validate(trajectory(taskID(row), key, calls, gaps), trajectoryRecord)
+	}
+	if err != nil {
+		// NeMo Gym's _attach_trajectory_record when the record cannot be
+		// made: no trajectory, a gap that says why, the payloads kept.
+		res.remove("ng_trajectory")
+		g := capture.get("gaps")
+		if g == nil {
+			g = &jvalue{kind: 'a'}
+			capture.set("gaps", g)
+		}
+		g.items = append(g.items, gap{code: "trajectory_projection_failed", detail: "ValidationError"}.dump(false))
+	} else {
+		res.set("ng_trajectory", traj)
 		for _, item := range list.items {
 			for _, k := range []string{"request", "response", "request_raw", "response_raw"} {
 				item.remove(k)
 			}
 		}
 	}
-	return res.appendTo(nil), producer, nil
+	if perf := ngPerf(res.get("ng_trajectory"), latencyMS); perf != nil {
+		res.set("ng_perf", perf)
+	}
+	return res.appendTo(nil), false, nil
 }
 
 func (v *jvalue) remove(k string) {
@@ -645,24 +669,7 @@ func trajectory(taskID, key string, calls []*callRecord, captureGaps []gap) *jva
 	t.set("turns", &jvalue{kind: 'a'})
 	mcs := &jvalue{kind: 'a'}
 	for _, c := range calls {
-		mc := newObject()
-		mc.set("model_call_id", orNull(c.fields["model_call_id"]))
-		mc.set("started_at", orNull(c.fields["started_at"]))
-		mc.set("completed_at", orNull(c.fields["completed_at"]))
-		mc.set("duration_ms", orNull(c.fields["latency_total_ms"]))
-		mc.set("request", orNull(firstNonNull(c.fields["request"], c.fields["request_raw"])))
-		mc.set("response", orNull(firstNonNull(c.fields["response"], c.fields["response_raw"])))
-		meta := newObject()
-		for _, k := range responseMetadataFields {
-			meta.set(k, orNull(c.fields[k]))
-		}
-		mc.set("response_metadata", meta)
-		stats := newObject()
-		for _, s := range [][2]string{{"prompt_tokens", "tokens_in"}, {"completion_tokens", "tokens_out"}, {"reasoning_tokens", "tokens_reasoning"}, {"total_tokens", "tokens_total"}, {"cached_tokens", "cached_tokens"}} {
-			stats.set(s[0], orNull(c.fields[s[1]]))
-		}
-		mc.set("token_stats", stats)
-		mcs.items = append(mcs.items, mc)
+		mcs.items = append(mcs.items, projectCall(c))
 	}
 	t.set("model_calls", mcs)
 	t.set("tool_calls", &jvalue{kind: 'a'})

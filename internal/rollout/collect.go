@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
@@ -308,7 +309,9 @@ func (c *collector) firstWriteError() error {
 func (c *collector) run(ctx context.Context, body []byte) {
 	row := gjson.ParseBytes(body)
 	agent := row.Get(AgentRefKey + ".name").Str
+	started := time.Now()
 	result, err := c.post(ctx, agent, body)
+	latencyMS := float64(time.Since(started)) / float64(time.Millisecond)
 	if ctx.Err() != nil {
 		return
 	}
@@ -330,7 +333,7 @@ func (c *collector) run(ctx context.Context, body []byte) {
 		return
 	}
 	if len(c.o.Capture) > 0 {
-		joined, producer, err := capture.Join(stamped, body, c.o.Capture)
+		joined, observations, err := capture.Join(stamped, body, c.o.Capture, &latencyMS)
 		if err != nil {
 			c.joinFailOnce.Do(func() {
 				if c.o.Log != nil {
@@ -339,10 +342,10 @@ func (c *collector) run(ctx context.Context, body []byte) {
 			})
 		}
 		stamped = joined
-		if producer {
+		if observations {
 			c.producerOnce.Do(func() {
 				if c.o.Log != nil {
-					fmt.Fprintln(c.o.Log, "Warning: an agent sent its own ng_trajectory or ng_agent_observations; gym joins the model-call capture into ng_model_call_capture (with the calls' payloads) and leaves the agent's trajectory as it sent it, where NeMo Gym would merge the two.")
+					fmt.Fprintln(c.o.Log, "Warning: an agent sent ng_agent_observations; gym joins the model-call capture into ng_model_call_capture (with the calls' payloads) and leaves the agent's observations and trajectory as it sent them, where NeMo Gym would merge them.")
 				}
 			})
 		}

@@ -189,7 +189,7 @@ func TestCaptureJoinMatchesNeMoGym(t *testing.T) {
 		}
 		result := `{"responses_create_params":{"input":"hi"},"response":{"id":"r","output":[]},"reward":1.0,` + row[1:]
 		fmt.Fprintf(&cases, `{"row":%s,"result":%s}`+"\n", row, result)
-		joined, _, err := capture.Join([]byte(result), []byte(row), []*capture.Store{store})
+		joined, _, err := capture.Join([]byte(result), []byte(row), []*capture.Store{store}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

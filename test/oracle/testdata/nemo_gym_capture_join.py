@@ -18,5 +18,5 @@ with out.open("wb") as f:
         merge_model_call_capture_into_record(result, [capture_dir], include_payloads=True)
         if "ng_model_call_capture" in result or "ng_agent_observations" in result or "ng_trajectory" in result:
             _attach_trajectory_record(row, result)
-        _attach_ng_perf(result, observability_enabled=True, rollout_latency_ms=None)
+        _attach_ng_perf(result, observability_enabled=True, rollout_latency_ms=case.get("rollout_latency_ms"))
         f.write(orjson.dumps(result) + b"\n")
