@@ -69,7 +69,7 @@ func TestNewCorrelation(t *testing.T) {
 		wantErr string
 	}{
 		{name: "nothing set", want: off},
-		{name: "observability", global: "observability_enabled: true", want: on},
+		{name: "observability", global: "observability_enabled: true", want: observed},
 		{name: "rollout_correlation", global: "rollout_correlation: true", want: on},
 		{name: "both off", global: "observability_enabled: false\nrollout_correlation: false", want: off},
 		{name: "null switch", global: "rollout_correlation: null", want: off},
@@ -77,10 +77,10 @@ func TestNewCorrelation(t *testing.T) {
 		{name: "token capture, agent opted in", global: "token_id_capture: {enabled: true}", section: "token_id_capture: true", want: capture},
 		{name: "token capture for all agents", global: "token_id_capture: {enabled: true, all_agents: true}", want: capture},
 		{name: "token capture disabled run-wide", global: "token_id_capture: {enabled: false, all_agents: true}", section: "token_id_capture: true", want: off},
-		{name: "token capture and observability", global: "observability_enabled: true\ntoken_id_capture: {enabled: true, all_agents: true}", want: capture},
+		{name: "token capture and observability", global: "observability_enabled: true\ntoken_id_capture: {enabled: true, all_agents: true}", want: Correlation{On: true, TokenCapture: true, Observability: true}},
 		{name: "interpolated switch", global: "flag: true\nrollout_correlation: ${flag}", want: on},
 		{name: "interpolated env switch, unset", global: "observability_enabled: ${oc.env:GYM_AGENT_TEST_OBS,false}", want: off},
-		{name: "interpolated env switch, set", global: "observability_enabled: ${oc.env:GYM_AGENT_TEST_OBS,false}", env: map[string]string{"GYM_AGENT_TEST_OBS": "true"}, want: on},
+		{name: "interpolated env switch, set", global: "observability_enabled: ${oc.env:GYM_AGENT_TEST_OBS,false}", env: map[string]string{"GYM_AGENT_TEST_OBS": "true"}, want: observed},
 		{name: "interpolated capture switch", global: "on_: yes\ntoken_id_capture: {enabled: '${on_}', all_agents: true}", want: capture},
 		{name: "string switch", global: "rollout_correlation: 'on'", want: on},
 		{name: "not a boolean", global: "rollout_correlation: maybe", wantErr: "rollout_correlation: a boolean is required"},

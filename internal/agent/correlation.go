@@ -42,6 +42,9 @@ type Correlation struct {
 	// TokenCapture is training token capture for this agent: prefixes the
 	// helpers build add /training-token-capture.
 	TokenCapture bool
+	// Observability is observability_enabled alone: an agent that keeps its
+	// own trajectory (ng_trajectory) keeps it then.
+	Observability bool
 }
 
 // RolloutIDFromRun is the rollout id of a /run row: an explicit

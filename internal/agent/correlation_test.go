@@ -12,9 +12,10 @@ import (
 )
 
 var (
-	off     = Correlation{}
-	on      = Correlation{On: true}
-	capture = Correlation{On: true, TokenCapture: true}
+	off      = Correlation{}
+	on       = Correlation{On: true}
+	capture  = Correlation{On: true, TokenCapture: true}
+	observed = Correlation{On: true, Observability: true}
 )
 
 func TestRolloutIDFromRun(t *testing.T) {

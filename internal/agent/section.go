@@ -62,6 +62,9 @@ func correlationFor(global *tree.Node, agentTokenCapture bool) (Correlation, err
 			return Correlation{}, err
 		}
 		c.On = c.On || on
+		if key == "observability_enabled" {
+			c.Observability = on
+		}
 	}
 	enabled, err := flag("token_id_capture", "enabled")
 	if err != nil {

@@ -357,13 +357,13 @@ func asFloat(v *jvalue) (*jvalue, bool) {
 		if err != nil {
 			return nil, false
 		}
-		return rawValue(string(AppendFloat(nil, f))), true
+		return rawValue(string(tree.AppendOrjsonFloat(nil, f))), true
 	}
 	f, ok := floatOf(v)
 	if !ok {
 		return nil, false
 	}
-	return rawValue(string(AppendFloat(nil, f))), true
+	return rawValue(string(tree.AppendOrjsonFloat(nil, f))), true
 }
 
 func asBool(v *jvalue) (*jvalue, bool) {
@@ -614,7 +614,7 @@ func metrics(calls []*callRecord) *jvalue {
 		}
 	}
 	if len(lat) > 0 {
-		m.set("latency_total_ms", rawValue(string(AppendFloat(nil, pySum(lat)))))
+		m.set("latency_total_ms", rawValue(string(tree.AppendOrjsonFloat(nil, pySum(lat)))))
 	} else {
 		m.set("latency_total_ms", rawValue("null"))
 	}

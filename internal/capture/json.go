@@ -7,7 +7,6 @@ import (
 	"math"
 	"math/big"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -348,32 +347,6 @@ func appendStringByte(dst []byte, c byte) []byte {
 		return append(dst, '\\', 'r')
 	}
 	return append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-}
-
-// AppendFloat writes f as orjson does: the shortest digits that read back
-// as f, in fixed notation (with .0 when integral) for a decimal exponent
-// from -5 to 15, else as d.ddde±x; NaN and infinities as null.
-func AppendFloat(dst []byte, f float64) []byte {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return append(dst, "null"...)
-	}
-	e := strconv.FormatFloat(f, 'e', -1, 64)
-	mant, expText, _ := strings.Cut(e, "e")
-	exp, _ := strconv.Atoi(expText)
-	if exp >= -5 && exp < 16 {
-		fixed := strconv.FormatFloat(f, 'f', -1, 64)
-		dst = append(dst, fixed...)
-		if !strings.ContainsAny(fixed, ".") {
-			dst = append(dst, '.', '0')
-		}
-		return dst
-	}
-	dst = append(dst, mant...)
-	dst = append(dst, 'e')
-	if exp >= 0 {
-		dst = append(dst, '+')
-	}
-	return strconv.AppendInt(dst, int64(exp), 10)
 }
 
 // round2 is Python's round(x, 2): the decimal nearest the exact binary

@@ -2,6 +2,7 @@ package capture
 
 import (
 	"errors"
+	"github.com/nemo-gym-go/gym/internal/config/tree"
 	"math"
 	"strings"
 	"testing"
@@ -53,8 +54,8 @@ func TestAppendFloat(t *testing.T) {
 		{math.Copysign(0, -1), "-0.0"}, {math.NaN(), "null"}, {1786032154.1234567, "1786032154.1234567"},
 	}
 	for _, tt := range tests {
-		if got := string(AppendFloat(nil, tt.f)); got != tt.want {
-			t.Errorf("AppendFloat(%v) = %s, want %s", tt.f, got, tt.want)
+		if got := string(tree.AppendOrjsonFloat(nil, tt.f)); got != tt.want {
+			t.Errorf("tree.AppendOrjsonFloat(%v) = %s, want %s", tt.f, got, tt.want)
 		}
 	}
 }
@@ -67,10 +68,10 @@ func TestPythonArithmetic(t *testing.T) {
 	if got := round2(0.375); got != 0.38 {
 		t.Errorf("round2(0.375) = %v", got)
 	}
-	if got := string(AppendFloat(nil, pySum([]float64{0.86, 1.5, 0.19, 0.17, 0.16, 0.38, 1.85, 1.04, 2.19, 0.2}))); got != "8.540000000000001" {
+	if got := string(tree.AppendOrjsonFloat(nil, pySum([]float64{0.86, 1.5, 0.19, 0.17, 0.16, 0.38, 1.85, 1.04, 2.19, 0.2}))); got != "8.540000000000001" {
 		t.Errorf("sum = %s", got)
 	}
-	if got := string(AppendFloat(nil, pySum([]float64{0.86, 2.19}))); got != "3.05" {
+	if got := string(tree.AppendOrjsonFloat(nil, pySum([]float64{0.86, 2.19}))); got != "3.05" {
 		t.Errorf("sum = %s", got)
 	}
 }

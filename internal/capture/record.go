@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nemo-gym-go/gym/internal/config/tree"
 	"github.com/nemo-gym-go/gym/internal/server"
 )
 
@@ -281,14 +282,14 @@ func (c *call) record(dst, scratch []byte, serverName string, cw *captureWriter)
 		dst = append(dst, "null"...)
 	}
 	dst = append(dst, `,"started_at":`...)
-	dst = AppendFloat(dst, epochSeconds(c.start))
+	dst = tree.AppendOrjsonFloat(dst, epochSeconds(c.start))
 	dst = append(dst, `,"completed_at":`...)
-	dst = AppendFloat(dst, epochSeconds(c.end))
+	dst = tree.AppendOrjsonFloat(dst, epochSeconds(c.end))
 	dst = append(dst, `,"latency_ms":`...)
-	dst = AppendFloat(dst, round2(float64(c.end.Sub(c.start))/float64(time.Millisecond)))
+	dst = tree.AppendOrjsonFloat(dst, round2(float64(c.end.Sub(c.start))/float64(time.Millisecond)))
 	dst = append(dst, `,"latency_ttft_ms":`...)
 	if c.sawByte {
-		dst = AppendFloat(dst, round2(float64(c.ttft)/float64(time.Millisecond)))
+		dst = tree.AppendOrjsonFloat(dst, round2(float64(c.ttft)/float64(time.Millisecond)))
 	} else {
 		dst = append(dst, "null"...)
 	}

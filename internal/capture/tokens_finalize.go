@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/nemo-gym-go/gym/internal/config/tree"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 )
@@ -235,8 +236,8 @@ func assemble(key string, lines [][]byte, verified *jvalue, model, explicit, dec
 	m.set("chains", rawValue(strconv.Itoa(notes.chains)))
 	m.set("roots", rawValue(strconv.Itoa(notes.roots)))
 	m.set("quarantined_calls", rawValue(strconv.Itoa(len(notes.quarantined))))
-	m.set("quarantined_fraction", rawValue(string(AppendFloat(nil, round4(float64(len(notes.quarantined))/float64(len(entries)))))))
-	m.set("delivered_fraction", rawValue(string(AppendFloat(nil, notes.deliveredFraction))))
+	m.set("quarantined_fraction", rawValue(string(tree.AppendOrjsonFloat(nil, round4(float64(len(notes.quarantined))/float64(len(entries)))))))
+	m.set("delivered_fraction", rawValue(string(tree.AppendOrjsonFloat(nil, notes.deliveredFraction))))
 	m.set("generated_tokens_captured", rawValue(strconv.Itoa(notes.captured)))
 	m.set("generated_tokens_delivered", rawValue(strconv.Itoa(notes.delivered)))
 	failures := newObject()
@@ -320,7 +321,7 @@ func projectMain(chains []*chain) ([]*jvalue, error) {
 				if i > 0 {
 					lp = append(lp, ',')
 				}
-				lp = AppendFloat(lp, p)
+				lp = tree.AppendOrjsonFloat(lp, p)
 			}
 			it.set("generation_log_probs", rawValue(string(append(lp, ']'))))
 			if e.experts != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/nemo-gym-go/gym/internal/config/tree"
 	"sort"
 	"strconv"
 	"time"
@@ -274,7 +275,7 @@ func (c *TokenCall) entry(answer []byte) ([]byte, error) {
 	e = append(e, `,"continuation_fingerprint":`...)
 	e = appendString(e, fingerprint)
 	e = append(e, `,"created_at":`...)
-	e = AppendFloat(e, epochSeconds(time.Now()))
+	e = tree.AppendOrjsonFloat(e, epochSeconds(time.Now()))
 	e = append(e, `,"cum_len":`...)
 	e = strconv.AppendInt(e, int64(len(cumulative)), 10)
 	e = append(e, `,"digest":`...)
@@ -286,7 +287,7 @@ func (c *TokenCall) entry(answer []byte) ([]byte, error) {
 		if i > 0 {
 			e = append(e, ',')
 		}
-		e = AppendFloat(e, lp)
+		e = tree.AppendOrjsonFloat(e, lp)
 	}
 	e = append(e, `],"generation_token_ids":`...)
 	e = appendInts(e, gen)

@@ -3,6 +3,7 @@ package capture
 import (
 	"errors"
 	"fmt"
+	"github.com/nemo-gym-go/gym/internal/config/tree"
 	"sort"
 	"strconv"
 )
@@ -593,7 +594,7 @@ func ngPerf(traj *jvalue, latencyMS *float64) *jvalue {
 	perf := newObject()
 	perf.set("num_turns", intValue(int64(numTurns)))
 	perf.set("num_tool_calls", intValue(int64(numTools)))
-	perf.set("token_observability_coverage", rawValue(string(AppendFloat(nil, min(1.0, float64(len(owned))/float64(numTurns))))))
+	perf.set("token_observability_coverage", rawValue(string(tree.AppendOrjsonFloat(nil, min(1.0, float64(len(owned))/float64(numTurns))))))
 	for _, f := range [][2]string{{"prompt_tokens", "prompt_tokens"}, {"cached_prompt_tokens", "cached_tokens"}, {"completion_tokens", "completion_tokens"}, {"reasoning_tokens", "reasoning_tokens"}} {
 		var sum int64
 		seen := false
@@ -608,7 +609,7 @@ func ngPerf(traj *jvalue, latencyMS *float64) *jvalue {
 		}
 	}
 	if latencyMS != nil {
-		perf.set("total_latency_ms", rawValue(string(AppendFloat(nil, *latencyMS))))
+		perf.set("total_latency_ms", rawValue(string(tree.AppendOrjsonFloat(nil, *latencyMS))))
 	}
 	return perf
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"github.com/nemo-gym-go/gym/internal/config/tree"
 	"math/big"
 	"strconv"
 	"unicode/utf16"
@@ -230,7 +231,7 @@ func (t *transcoder) number() error {
 		if err != nil && !errors.Is(err, strconv.ErrRange) {
 			return t.fail("bad number")
 		}
-		t.out = AppendFloat(t.out, f)
+		t.out = tree.AppendOrjsonFloat(t.out, f)
 		return nil
 	}
 	if n <= 18 {

@@ -76,6 +76,9 @@ type AggregateMetrics struct {
 	GroupLevelMetrics []*Metrics
 	AgentMetrics      *Metrics
 	KeyMetrics        *Metrics
+	// PerfSummary is the rollouts' ng_perf summarised (PerfSummary), left
+	// out when none has one (NeMo Gym writes null).
+	PerfSummary json.RawMessage
 }
 
 // MarshalJSON writes the reply with NeMo Gym's key order.
@@ -84,6 +87,9 @@ func (a *AggregateMetrics) MarshalJSON() ([]byte, error) {
 	m.Set("group_level_metrics", a.GroupLevelMetrics)
 	m.Set("agent_metrics", a.AgentMetrics)
 	m.Set("key_metrics", a.KeyMetrics)
+	if a.PerfSummary != nil {
+		m.Set("perf_summary", a.PerfSummary)
+	}
 	return m.MarshalJSON()
 }
 
@@ -118,11 +124,16 @@ func Aggregate(verifyResponses []json.RawMessage, hooks MetricsHooks) (*Aggregat
 		return out, nil
 	}
 	p := &profiler{colIndex: map[string]int{}}
+	var perfs []gjson.Result
 	for i, raw := range verifyResponses {
 		if err := p.addVerifyResponse(i, raw); err != nil {
 			return nil, err
 		}
+		if perf := gjson.GetBytes(raw, "ng_perf"); perf.IsObject() {
+			perfs = append(perfs, perf)
+		}
 	}
+	out.PerfSummary = PerfSummary(perfs, len(verifyResponses))
 
 	taskIDs, byTask := p.tasks()
 	groupByTask := make(map[int64]*Metrics, len(taskIDs))

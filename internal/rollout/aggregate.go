@@ -261,8 +261,19 @@ func WriteAggregateMetrics(ctx context.Context, rows *MetricsRows, agg Aggregato
 			}
 		}
 		for _, k := range ranges.order {
-			if !slices.Contains(metricsOrder, k) {
+			if !slices.Contains(metricsOrder, k) && k != "perf_summary" {
 				keys = append(keys, k)
+			}
+		}
+		// NeMo Gym writes the rollouts' perf_summary last, and only when
+		// there is one.
+		if r, ok := ranges.at["perf_summary"]; ok {
+			head := make([]byte, min(4, r[1]-r[0]))
+			if _, err := reply.ReadAt(head, r[0]); err != nil {
+				return nil, err
+			}
+			if string(head) != "null" {
+				keys = append(keys, "perf_summary")
 			}
 		}
 		for _, k := range keys {

@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
@@ -18,12 +20,15 @@ import (
 	"github.com/nemo-gym-go/gym/internal/server"
 )
 
-// maxEmptyTurns ends an episode after this many model turns in a row with
-// neither a function call nor an assistant message (only reasoning, or
-// nothing). NeMo Gym calls the model again after such a turn with no limit,
-// which spins forever on a model that keeps answering that way; a model
-// that merely paused to think answers within a turn or two.
-const maxEmptyTurns = 3
+// emptyTurnMessage is what NeMo Gym 0.7.0's simple_agent says when it ends
+// an episode whose model answered with neither a tool call nor an
+// assistant message, in the response's metadata.ng_termination_message.
+const emptyTurnMessage = "Ending trajectory: model returned no assistant message or tool calls " +
+	"(reasoning-only or empty output) without reported truncation. " +
+	"This is the stop-token case (finish_reason='stop'), not length truncation " +
+	"(finish_reason='length', handled separately via incomplete_details). " +
+	"This indicates either a badly trained model requiring training-level fixes " +
+	"or a bug in the inference engine."
 
 // responses is POST /v1/responses (and its /ng-rollout twins): the tool
 // loop of spec §5.3. The cookies it came with are the resources session;
@@ -42,6 +47,9 @@ func (a *simpleAgent) responses(w http.ResponseWriter, r *http.Request) error {
 		params:           v.Raw,
 		modelURL:         a.modelURL + agent.URLPathForRequest("/v1/responses", r),
 		resourcesCookies: r.Cookies(),
+	}
+	if id := server.RolloutID(r); id != "" && a.Correlation.Observability {
+		e.traj = newTrajectory(id, a.modelServer)
 	}
 	if in := v.Get("input"); in.Type == gjson.String {
 		// A bare string is one user message (NeMoGymEasyInputMessage, type
@@ -97,6 +105,8 @@ type episode struct {
 	// Each session is relayed to its own server only.
 	resourcesCookies []*http.Cookie
 	modelCookies     []*http.Cookie
+	// traj is the episode's trajectory, kept with observability on.
+	traj *trajectory
 }
 
 // run calls the model until it answers, returning the last response with
@@ -104,12 +114,14 @@ type episode struct {
 func (e *episode) run(ctx context.Context) ([]byte, error) {
 	client := e.a.Runtime.Client
 	var last string
-	empty := 0
+	var ended *termination
 	for step := 1; ; step++ {
 		req, err := sjson.SetRaw(e.params, "input", jsonArray(e.items))
 		if err != nil {
 			return nil, fmt.Errorf("building model request %d: %w", step, err)
 		}
+		question := e.items
+		started := time.Now()
 		resp, set, err := client.PostJSON(ctx, e.modelURL, []byte(req), e.modelCookies)
 		if err != nil {
 			return nil, fmt.Errorf("calling the model (step %d): %w", step, err)
@@ -120,29 +132,40 @@ func (e *episode) run(ctx context.Context) ([]byte, error) {
 			return nil, fmt.Errorf("received an invalid response from the model server (%v): %s", err, short(resp))
 		}
 		last = t.raw
+		if e.traj != nil {
+			e.traj.turn(step, started, question, gjson.Parse(t.raw), t.items)
+		}
 		e.items = append(e.items, t.items...)
 		e.usage = e.usage.Add(t.usage)
-		if t.incomplete || (len(t.calls) == 0 && t.answered) {
+		if t.incomplete {
+			e.setIncomplete()
+			break
+		}
+		if len(t.calls) == 0 {
+			if !t.answered {
+				// NeMo Gym 0.7.0 ends the episode here, marked incomplete.
+				e.setIncomplete()
+				ended = &termination{reason: "empty_output"}
+				if len(t.items) > 0 {
+					ended.reason = "incomplete_reasoning"
+				}
+				e.a.Logger().Warn(emptyTurnMessage, "model_server", e.a.modelServer, "response_id", gjson.Get(t.raw, "id").Str, "step", step, "url", e.modelURL)
+			}
 			break
 		}
 		for _, c := range t.calls {
-			out, err := e.callTool(ctx, c)
+			toolStarted := time.Now()
+			res, err := e.callTool(ctx, c)
 			if err != nil {
 				return nil, err
 			}
-			e.items = append(e.items, `{"type":"function_call_output","call_id":`+c.callID+`,"output":`+jsonString(out)+`}`)
+			if e.traj != nil {
+				e.traj.tool(c, toolStarted, time.Since(toolStarted), res)
+			}
+			e.items = append(e.items, `{"type":"function_call_output","call_id":`+c.callID+`,"output":`+jsonString(res.output)+`}`)
 		}
 		if e.a.maxSteps > 0 && step >= e.a.maxSteps {
-			break
-		}
-		if len(t.calls) > 0 {
-			empty = 0
-			continue
-		}
-		empty++
-		if empty >= maxEmptyTurns {
-			e.a.Logger().Warn("ending an episode whose model keeps answering with neither a tool call nor a message",
-				"turns_in_a_row", empty, "model_calls", step, "url", e.modelURL)
+			e.setIncomplete()
 			break
 		}
 	}
@@ -154,30 +177,67 @@ func (e *episode) run(ctx context.Context) ([]byte, error) {
 	if err == nil {
 		final, err = sjson.SetRaw(final, "usage", usage)
 	}
+	if err == nil && ended != nil {
+		final, err = ended.mark(final)
+	}
+	if err == nil && e.traj != nil {
+		final, err = sjson.SetRaw(final, responsesTrajectoryKey, e.traj.json(e.items))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("building the episode's response: %w", err)
 	}
 	return []byte(final), nil
 }
 
-// callTool runs one function call on the resources server and returns what
-// the model gets back. Only a call that never got an answer is an error:
-// a tool's error status is an answer, fed to the model like any other, and
-// so are arguments that are not JSON.
-func (e *episode) callTool(ctx context.Context, c toolCall) (string, error) {
+func (e *episode) setIncomplete() {
+	if e.traj != nil {
+		e.traj.status = "incomplete"
+	}
+}
+
+// termination is an episode its model ended with neither a tool call nor
+// a message: its response is incomplete, and says why in its metadata.
+type termination struct{ reason string }
+
+func (t *termination) mark(resp string) (string, error) {
+	out, err := sjson.Set(resp, "status", "incomplete")
+	if md := gjson.Get(out, "metadata"); err == nil && !md.IsObject() {
+		out, err = sjson.SetRaw(out, "metadata", "{}")
+	}
+	if err == nil {
+		out, err = sjson.Set(out, "metadata.ng_termination_reason", t.reason)
+	}
+	if err == nil {
+		out, err = sjson.Set(out, "metadata.ng_termination_message", emptyTurnMessage)
+	}
+	return out, err
+}
+
+// toolResult is what a tool call gave: what the model gets back, and, for
+// the trajectory, how it went.
+type toolResult struct {
+	output            string
+	status, errorType string
+}
+
+// callTool runs one function call on the resources server. Only a call
+// that never got an answer is an error: a tool's error status is an
+// answer, fed to the model like any other, and so are arguments that are
+// not JSON.
+func (e *episode) callTool(ctx context.Context, c toolCall) (toolResult, error) {
 	if err := json.Unmarshal([]byte(c.arguments), new(json.RawMessage)); err != nil {
-		return `{"error": ` + jsonString("Invalid tool call arguments: "+err.Error()) + `}`, nil
+		return toolResult{output: `{"error": ` + jsonString("Invalid tool call arguments: "+err.Error()) + `}`, status: "failed", errorType: "JSONDecodeError"}, nil
 	}
 	body, set, err := e.a.SingleTry.PostJSON(ctx, e.a.resourcesURL+"/"+url.PathEscape(c.name), []byte(c.arguments), e.resourcesCookies)
 	var ue *server.UpstreamError
 	switch {
 	case errors.As(err, &ue):
-		return string(ue.Body), nil
+		return toolResult{output: string(ue.Body), status: "failed", errorType: "http_" + strconv.Itoa(ue.Status)}, nil
 	case err != nil:
-		return "", fmt.Errorf("calling tool %q: %w", c.name, err)
+		return toolResult{}, fmt.Errorf("calling tool %q: %w", c.name, err)
 	}
 	e.resourcesCookies = agent.RelayCookies(e.resourcesCookies, set)
-	return string(body), nil
+	return toolResult{output: string(body), status: "completed"}, nil
 }
 
 // turn is what the loop needs from one model response.

@@ -110,30 +110,23 @@ func TestMaxSteps(t *testing.T) {
 	}
 }
 
-// NeMo Gym calls the model again after a turn with neither a tool call
-// nor a message; gym does too, but ends the episode after maxEmptyTurns
-// such turns in a row.
-func TestEmptyTurnGuard(t *testing.T) {
+// As NeMo Gym 0.7.0's, a turn with neither a tool call nor an assistant
+// message ends the episode: its response is incomplete and says why.
+func TestEmptyTurnEndsTheEpisode(t *testing.T) {
 	tests := []struct {
-		name      string
-		section   string
-		script    script
-		wantModel int
-		wantLast  []string // types of the final output
-		wantWarn  bool
+		name       string
+		section    string
+		script     script
+		wantModel  int
+		wantOutput []string
+		wantReason string // "" when the episode ended normally
 	}{
-		{"reasoning forever", "", turns(answer(reasoning("hmm"))), maxEmptyTurns,
-			[]string{"reasoning", "reasoning", "reasoning"}, true},
-		{"empty output forever", "", turns(answer()), maxEmptyTurns, nil, true},
-		{"reasoning, then an answer", "", turns(answer(reasoning("hmm")), answer(reasoning("ok"), msg("done"))), 2,
-			[]string{"reasoning", "reasoning", "message"}, false},
-		{"a tool call resets the count", "", turns(
-			answer(reasoning("1")), answer(reasoning("2")), answer(fc("c", "get_weather", `{"city":"X"}`)),
-			answer(reasoning("3")), answer(reasoning("4")), answer(reasoning("5"))), 6,
-			[]string{"reasoning", "reasoning", "function_call", "function_call_output", "reasoning", "reasoning", "reasoning"}, true},
-		{"max_steps comes first", "max_steps: 2", turns(answer(reasoning("hmm"))), 2, []string{"reasoning", "reasoning"}, false},
-		{"a user-role message is no answer", "", turns(answer(`{"type":"message","role":"user","content":"?"}`)), maxEmptyTurns,
-			[]string{"message", "message", "message"}, true},
+		{"reasoning only", "", turns(answer(reasoning("hmm"))), 1, []string{"reasoning"}, "incomplete_reasoning"},
+		{"empty output", "", turns(answer()), 1, nil, "empty_output"},
+		{"a user-role message is no answer", "", turns(answer(`{"type":"message","role":"user","content":"?"}`)), 1, []string{"message"}, "incomplete_reasoning"},
+		{"a tool call, then reasoning only", "", turns(answer(fc("c", "get_weather", `{"city":"X"}`)), answer(reasoning("1"))), 2,
+			[]string{"function_call", "function_call_output", "reasoning"}, "incomplete_reasoning"},
+		{"reasoning and an answer", "", turns(answer(reasoning("ok"), msg("done"))), 1, []string{"reasoning", "message"}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -142,14 +135,15 @@ func TestEmptyTurnGuard(t *testing.T) {
 			if n := len(h.model.all()); n != tt.wantModel {
 				t.Errorf("%d model calls, want %d", n, tt.wantModel)
 			}
-			if got := types(r.Get("output")); !slices.Equal(got, tt.wantLast) {
-				t.Errorf("output %v, want %v", got, tt.wantLast)
+			if got := types(r.Get("output")); !slices.Equal(got, tt.wantOutput) {
+				t.Errorf("output %v, want %v", got, tt.wantOutput)
 			}
-			if r.Get("id").Str != "resp_"+string(rune('0'+tt.wantModel)) {
-				t.Errorf("response %s is not the last turn's", r.Get("id").Str)
+			reason := r.Get("metadata.ng_termination_reason").Str
+			if reason != tt.wantReason || (tt.wantReason != "") != (r.Get("status").Str == "incomplete") {
+				t.Errorf("status %s, ng_termination_reason %q; want %q", r.Get("status").Str, reason, tt.wantReason)
 			}
-			if warned := strings.Contains(h.logs.String(), "neither a tool call nor a message"); warned != tt.wantWarn {
-				t.Errorf("warning logged %v, want %v: %s", warned, tt.wantWarn, h.logs.String())
+			if tt.wantReason != "" && r.Get("metadata.ng_termination_message").Str != emptyTurnMessage {
+				t.Errorf("ng_termination_message %q", r.Get("metadata.ng_termination_message").Str)
 			}
 		})
 	}

@@ -54,6 +54,17 @@ func (a *simpleAgent) run(w http.ResponseWriter, r *http.Request) error {
 	// The self-call relayed the resources and model sessions and added the
 	// agent's own; /verify gets all of them.
 	cookies = agent.RelayCookies(cookies, set)
+	var traj gjson.Result
+	if id != "" && a.Correlation.Observability {
+		// The trajectory goes back beside the verified result, not to the
+		// verifier inside the response.
+		traj = gjson.GetBytes(response, responsesTrajectoryKey)
+		if traj.Exists() {
+			if response, err = sjson.DeleteBytes(response, responsesTrajectoryKey); err != nil {
+				return err
+			}
+		}
+	}
 
 	withResponse, err := sjson.SetRawBytes(row, "response", response)
 	if err != nil {
@@ -72,6 +83,15 @@ func (a *simpleAgent) run(w http.ResponseWriter, r *http.Request) error {
 		}
 		if err := checkVerifyResponse(result); err != nil {
 			return err
+		}
+	}
+	if traj.IsObject() {
+		named, err := finishTrajectory(traj.Raw, gjson.ParseBytes(row), id, gjson.ParseBytes(result))
+		if err == nil {
+			result, err = sjson.SetRawBytes(result, runTrajectoryKey, []byte(named))
+		}
+		if err != nil {
+			return fmt.Errorf("adding the trajectory to the result: %w", err)
 		}
 	}
 	return agent.WriteJSON(w, result)

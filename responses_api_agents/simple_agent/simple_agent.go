@@ -31,6 +31,8 @@ type simpleAgent struct {
 	maxSteps     int
 	resourcesURL string
 	modelURL     string
+	// modelServer is the model server's instance name (model_ref.name).
+	modelServer string
 	// self is the agent's own wrapped handler: /run's call to
 	// /v1/responses goes through it in-process, with the same middleware
 	// (prefix routing, session cookie, error mapping) an HTTP call would
@@ -70,6 +72,7 @@ func newAgent(rt *server.Runtime) (*simpleAgent, error) {
 	if err != nil {
 		return nil, err
 	}
+	a.modelServer = model
 	if a.maxSteps, err = s.Int("max_steps", 0, 0); err != nil {
 		return nil, err
 	}

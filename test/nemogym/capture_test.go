@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -97,6 +98,75 @@ func sameCaptures(t *testing.T, gymRows, ngRows map[int]capturedRow, trajectorie
 	}
 }
 
+// volatile are the trajectory fields that differ from run to run: times,
+// durations and the ids the model servers mint.
+var volatile = map[string]bool{"timestamp": true, "started_at": true, "completed_at": true, "duration_ms": true, "total_latency_ms": true, "latency_ttft_ms": true, "model_call_id": true}
+
+// trajectories are each row's ng_trajectory and ng_perf, by task, with
+// the volatile fields blanked and the captured calls left out (each model
+// server captures its own request and answer).
+func trajectories(t *testing.T, path string) map[int]string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var blank func(v any) any
+	blank = func(v any) any {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, val := range x {
+				if volatile[k] && val != nil {
+					x[k] = "<volatile>"
+				} else {
+					x[k] = blank(val)
+				}
+			}
+		case []any:
+			for i := range x {
+				x[i] = blank(x[i])
+			}
+		}
+		return v
+	}
+	out := map[int]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var row struct {
+			Task       int            `json:"_ng_task_index"`
+			Trajectory map[string]any `json:"ng_trajectory"`
+			Perf       map[string]any `json:"ng_perf"`
+		}
+		if err := json.Unmarshal([]byte(line), &row); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		delete(row.Trajectory, "model_calls")
+		b, _ := json.Marshal(map[string]any{"ng_trajectory": blank(row.Trajectory), "ng_perf": blank(row.Perf)})
+		out[row.Task] = string(b)
+	}
+	return out
+}
+
+// sameTrajectories holds two collections' trajectories to each other.
+func sameTrajectories(t *testing.T, what string, a, b map[int]string) {
+	t.Helper()
+	if len(a) != 5 || len(b) != 5 {
+		t.Fatalf("%s: %d and %d rows", what, len(a), len(b))
+	}
+	for task, x := range a {
+		if !strings.Contains(x, `"invocations":[{`) || !strings.Contains(x, `"ng_perf":{`) {
+			t.Errorf("%s, task %d: no agent trajectory or no ng_perf: %s", what, task, x)
+		}
+		if x != b[task] {
+			t.Errorf("%s, task %d:\n%s\n%s", what, task, x, b[task])
+		}
+	}
+}
+
+// pythonTrajectories are gym's rows of NeMo Gym's Python simple_agent,
+// kept by TestPythonCaptureJoinedByGym for TestGoCaptureJoinedByNeMoGym to
+// hold gym's Go simple_agent to.
+var pythonTrajectories map[int]string
+
 // collectCaptured runs one collector --no-serve against the servers behind
 // head, with capture on in calls, into out.
 func collectCaptured(t *testing.T, h *harness, collector, head, calls, out string) {
@@ -118,9 +188,10 @@ func TestPythonCaptureJoinedByGym(t *testing.T) {
 	collectCaptured(t, h, h.gym, head, "calls", "gym.jsonl")
 	collectCaptured(t, h, "ng", head, "calls", "ng.jsonl")
 	// NeMo Gym's Python simple_agent sends its own ng_trajectory, which
-	// NeMo Gym's collector merges with the capture and gym's keeps as sent
-	// (README compatibility table): the trajectories are not compared.
-	sameCaptures(t, readCaptured(t, filepath.Join(h.work, "gym.jsonl")), readCaptured(t, filepath.Join(h.work, "ng.jsonl")), false)
+	// both collectors merge with the capture, and summarise in ng_perf.
+	sameCaptures(t, readCaptured(t, filepath.Join(h.work, "gym.jsonl")), readCaptured(t, filepath.Join(h.work, "ng.jsonl")), true)
+	pythonTrajectories = trajectories(t, filepath.Join(h.work, "gym.jsonl"))
+	sameTrajectories(t, "the Python agent, collected by gym and by NeMo Gym", pythonTrajectories, trajectories(t, filepath.Join(h.work, "ng.jsonl")))
 	for _, b := range []*background{ng, model} {
 		if code := b.stop(t, syscall.SIGINT); code != 0 {
 			t.Errorf("env start exited %d after SIGINT", code)
@@ -145,6 +216,13 @@ func TestGoCaptureJoinedByNeMoGym(t *testing.T) {
 	collectCaptured(t, h, h.gym, head, "calls", "gym.jsonl")
 	collectCaptured(t, h, "ng", head, "calls", "ng.jsonl")
 	sameCaptures(t, readCaptured(t, filepath.Join(h.work, "gym.jsonl")), readCaptured(t, filepath.Join(h.work, "ng.jsonl")), true)
+	goTrajectories := trajectories(t, filepath.Join(h.work, "gym.jsonl"))
+	sameTrajectories(t, "the Go agent, collected by gym and by NeMo Gym", goTrajectories, trajectories(t, filepath.Join(h.work, "ng.jsonl")))
+	if pythonTrajectories == nil {
+		t.Log("TestPythonCaptureJoinedByGym did not run first: gym's Go simple_agent is not compared with NeMo Gym's Python one")
+	} else {
+		sameTrajectories(t, "gym's Go agent and NeMo Gym's Python agent", goTrajectories, pythonTrajectories)
+	}
 	if code := servers.stop(t, syscall.SIGINT); code != 0 {
 		t.Errorf("gym env start exited %d after SIGINT", code)
 	}

@@ -112,7 +112,10 @@ JobCompType=jobcomp/filetxt
 JobCompLoc=$dir/jobcomp.log
 SchedulerType=sched/backfill
 SlurmctldTimeout=30
-SlurmdTimeout=30
+# A loaded two-CPU machine answers late: neither is slurmd declared down
+# for it nor, when a step is killed slowly, its node drained.
+SlurmdTimeout=120
+UnkillableStepTimeout=180
 MinJobAge=300
 CONF
 

@@ -79,7 +79,7 @@ func (c *cluster) waitFor(t *testing.T, what string, cond func() bool) {
 			return
 		}
 	}
-	t.Fatalf("timed out waiting for %s; queue:\n%s", what, c.run(t, "squeue"))
+	t.Fatalf("timed out waiting for %s; queue:\n%s\nnodes not up, and why:\n%s", what, c.run(t, "squeue"), c.run(t, "sinfo", "-R"))
 }
 
 // startRequeued lets each requeued job of ids that waits out Slurm's

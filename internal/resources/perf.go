@@ -1,0 +1,246 @@
+package resources
+
+import (
+	"encoding/json"
+	"math"
+	"math/big"
+	"sort"
+	"strconv"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/nemo-gym-go/gym/internal/config/tree"
+)
+
+// perfNumber is one ng_perf value as Python holds it: an int (a JSON
+// integer or a boolean) or a float.
+type perfNumber struct {
+	f      float64
+	isInt  bool
+	isBool bool // True or False, which Python keeps as they are
+	i      *big.Int
+}
+
+func (n perfNumber) text() string {
+	switch {
+	case n.isBool:
+		return strconv.FormatBool(n.f == 1)
+	case n.isInt:
+		return n.i.String()
+	}
+	return string(tree.AppendOrjsonFloat(nil, n.f))
+}
+
+func (n perfNumber) rat() *big.Rat {
+	if n.isInt {
+		return new(big.Rat).SetInt(n.i)
+	}
+	return new(big.Rat).SetFloat64(n.f)
+}
+
+// perfValue reads a value isinstance(v, (int, float)) would accept.
+func perfValue(v gjson.Result) (perfNumber, bool) {
+	switch v.Type {
+	case gjson.True:
+		return perfNumber{f: 1, isInt: true, isBool: true, i: big.NewInt(1)}, true
+	case gjson.False:
+		return perfNumber{f: 0, isInt: true, isBool: true, i: big.NewInt(0)}, true
+	case gjson.Number:
+		if i, ok := new(big.Int).SetString(v.Raw, 10); ok {
+			f, _ := new(big.Float).SetInt(i).Float64()
+			return perfNumber{f: f, isInt: true, i: i}, true
+		}
+		return perfNumber{f: v.Num}, true
+	}
+	return perfNumber{}, false
+}
+
+// PerfSummary is NeMo Gym's compute_perf_summary over the ng_perf of the
+// rollouts that carry one, out of total: observability coverage, the
+// token counts' mean, median and total, the turns' distribution, tokens
+// per turn and the /run latency's percentiles; nil when no rollout has
+// ng_perf.
+func PerfSummary(perfs []gjson.Result, total int) json.RawMessage {
+	if total <= 0 || len(perfs) == 0 {
+		return nil
+	}
+	values := func(key string) []perfNumber {
+		var out []perfNumber
+		for _, p := range perfs {
+			if n, ok := perfValue(p.Get(gjson.Escape(key))); ok {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	m := NewMetrics()
+	m.Set("overall_observability_coverage", rawFloat(float64(len(perfs))/float64(total)))
+	covered := 0
+	for _, p := range perfs {
+		if n, ok := perfValue(p.Get("token_observability_coverage")); ok && n.f > 0 {
+			covered++
+		}
+	}
+	m.Set("token_observability_coverage", rawFloat(float64(covered)/float64(total)))
+	for _, field := range []string{"prompt_tokens", "cached_prompt_tokens", "completion_tokens", "reasoning_tokens"} {
+		if vs := values(field); len(vs) > 0 {
+			for _, stat := range []string{"mean", "median", "total"} {
+				m.Set(stat+"_"+field, perfStat(vs, stat))
+			}
+		}
+	}
+	if vs := values("num_turns"); len(vs) > 0 {
+		for _, stat := range []string{"mean", "median", "std", "min", "p90", "max"} {
+			m.Set(stat+"_num_turns", perfStat(vs, stat))
+		}
+	}
+	var perTurn []perfNumber
+	for _, p := range perfs {
+		c, cok := perfValue(p.Get("completion_tokens"))
+		t, tok := perfValue(p.Get("num_turns"))
+		if cok && tok && t.f > 0 {
+			perTurn = append(perTurn, perfNumber{f: divide(c, t)})
+		}
+	}
+	if len(perTurn) > 0 {
+		m.Set("mean_tokens_per_turn", perfStat(perTurn, "mean"))
+		m.Set("median_tokens_per_turn", perfStat(perTurn, "median"))
+	}
+	if vs := values("total_latency_ms"); len(vs) > 0 {
+		for _, stat := range []string{"p50", "p90", "p99", "mean"} {
+			m.Set("total_latency_"+stat+"_ms", perfStat(vs, stat))
+		}
+	}
+	b, _ := m.MarshalJSON()
+	return b
+}
+
+// rawFloat is f as orjson writes it, which NeMo Gym's summary goes through.
+func rawFloat(f float64) json.RawMessage { return tree.AppendOrjsonFloat(nil, f) }
+
+// divide is Python's a / b: true division, correctly rounded.
+func divide(a, b perfNumber) float64 {
+	if a.isInt && b.isInt {
+		f, _ := new(big.Rat).SetFrac(a.i, b.i).Float64()
+		return f
+	}
+	return a.f / b.f
+}
+
+// perfStat is _stat: statistics.fmean, statistics.median, sum,
+// statistics.pstdev, min, max, or pandas' linear quantile.
+func perfStat(vs []perfNumber, stat string) json.RawMessage {
+	sorted := append([]perfNumber(nil), vs...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].f < sorted[j].f })
+	n := len(vs)
+	switch stat {
+	case "mean":
+		// math.fsum: each value as a float, summed exactly.
+		sum := new(big.Rat)
+		for _, v := range vs {
+			sum.Add(sum, new(big.Rat).SetFloat64(v.f))
+		}
+		f, _ := sum.Float64()
+		return rawFloat(f / float64(n))
+	case "median":
+		if n%2 == 1 {
+			return json.RawMessage(sorted[n/2].text())
+		}
+		return rawFloat(halfSum(sorted[n/2-1], sorted[n/2]))
+	case "total":
+		return json.RawMessage(total(vs).text())
+	case "std":
+		mean := new(big.Rat)
+		for _, v := range vs {
+			mean.Add(mean, v.rat())
+		}
+		mean.Quo(mean, big.NewRat(int64(n), 1))
+		ss := new(big.Rat)
+		for _, v := range vs {
+			d := new(big.Rat).Sub(v.rat(), mean)
+			ss.Add(ss, d.Mul(d, d))
+		}
+		ss.Quo(ss, big.NewRat(int64(n), 1))
+		root := new(big.Float).SetPrec(256).SetRat(ss)
+		f, _ := root.Sqrt(root).Float64()
+		return rawFloat(f)
+	case "min":
+		return json.RawMessage(sorted[0].text())
+	case "max":
+		return json.RawMessage(sorted[n-1].text())
+	}
+	q, _ := strconv.Atoi(stat[1:])
+	return rawFloat(linearQuantile(sorted, float64(q)/100))
+}
+
+// halfSum is Python's (a + b) / 2.
+func halfSum(a, b perfNumber) float64 {
+	if a.isInt && b.isInt {
+		f, _ := new(big.Rat).SetFrac(new(big.Int).Add(a.i, b.i), big.NewInt(2)).Float64()
+		return f
+	}
+	return (a.f + b.f) / 2
+}
+
+// total is CPython's sum(): ints exactly; from the first float on, a
+// float sum compensated over the floats (Neumaier), ints added plainly.
+func total(vs []perfNumber) perfNumber {
+	sum := new(big.Int)
+	i := 0
+	for ; i < len(vs) && vs[i].isInt; i++ {
+		sum.Add(sum, vs[i].i)
+	}
+	if i == len(vs) {
+		return perfNumber{isInt: true, i: sum}
+	}
+	start, _ := new(big.Float).SetInt(sum).Float64()
+	f, c := start+vs[i].f, 0.0
+	for _, v := range vs[i+1:] {
+		if v.isInt {
+			f += v.f
+			continue
+		}
+		t := f + v.f
+		if math.Abs(f) >= math.Abs(v.f) {
+			c += (f - t) + v.f
+		} else {
+			c += (v.f - t) + f
+		}
+		f = t
+	}
+	if c != 0 && !math.IsInf(c, 0) && !math.IsNaN(c) {
+		f += c
+	}
+	return perfNumber{f: f}
+}
+
+// linearQuantile is numpy's default ("linear") quantile of sorted values.
+func linearQuantile(sorted []perfNumber, q float64) float64 {
+	n := len(sorted)
+	vi := float64(n-1) * q
+	if vi >= float64(n-1) {
+		return sorted[n-1].f
+	}
+	lo := int(math.Floor(vi))
+	g := vi - float64(lo)
+	a, b := sorted[lo].f, sorted[lo+1].f
+	diff := b - a
+	if allInt64(sorted) {
+		// pandas keeps integers as int64, so numpy subtracts them exactly.
+		d, _ := new(big.Float).SetInt(new(big.Int).Sub(sorted[lo+1].i, sorted[lo].i)).Float64()
+		diff = d
+	}
+	if g >= 0.5 {
+		return b - diff*(1-g)
+	}
+	return a + diff*g
+}
+
+func allInt64(vs []perfNumber) bool {
+	for _, v := range vs {
+		if !v.isInt || !v.i.IsInt64() {
+			return false
+		}
+	}
+	return true
+}
