@@ -120,7 +120,6 @@ func (e *episode) run(ctx context.Context) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("building model request %d: %w", step, err)
 		}
-		question := e.items
 		started := time.Now()
 		resp, set, err := client.PostJSON(ctx, e.modelURL, []byte(req), e.modelCookies)
 		if err != nil {
@@ -132,10 +131,11 @@ func (e *episode) run(ctx context.Context) ([]byte, error) {
 			return nil, fmt.Errorf("received an invalid response from the model server (%v): %s", err, short(resp))
 		}
 		last = t.raw
-		if e.traj != nil {
-			e.traj.turn(step, started, question, gjson.Parse(t.raw), t.items)
-		}
+		asked := len(e.items)
 		e.items = append(e.items, t.items...)
+		if e.traj != nil {
+			e.traj.turn(step, started, e.items, asked, gjson.Parse(t.raw))
+		}
 		e.usage = e.usage.Add(t.usage)
 		if t.incomplete {
 			e.setIncomplete()

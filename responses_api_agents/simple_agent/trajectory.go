@@ -24,6 +24,9 @@ const (
 )
 
 type trajectory struct {
+	// canon are the canonical forms of the episode's items so far, by
+	// index: every turn's question repeats the items before it.
+	canon     []string
 	rolloutID string
 	modelRef  string // {"type":"responses_api_models","name":...}
 	refs      []string
@@ -54,18 +57,27 @@ func pyFloat(v gjson.Result) string { return tree.PythonFloatRepr(v.Float()) }
 
 func floatText(f float64) string { return tree.PythonFloatRepr(f) }
 
-// turn records model call step: the request's input, what the model
-// answered and whether it could be referred to by its response id.
-func (t *trajectory) turn(step int, started time.Time, question []string, resp gjson.Result, items []string) {
-	tt := &trajectoryTurn{no: step, timestamp: epochSeconds(started), steps: len(t.tools)}
-	for _, q := range question {
-		tt.question = append(tt.question, canonicalItem(q))
+// canonical is items[i] in canonical form, each item dumped once.
+func (t *trajectory) canonical(items []string, i int) string {
+	for len(t.canon) <= i {
+		t.canon = append(t.canon, canonicalItem(items[len(t.canon)]))
 	}
-	for _, it := range items {
-		if gjson.Get(it, "type").Str == "reasoning" {
-			tt.reasoning = append(tt.reasoning, canonicalItem(it))
+	return t.canon[i]
+}
+
+// turn records model call step: the request's input (items[:asked]),
+// what the model answered (the items after it) and whether the answer
+// could be referred to by its response id.
+func (t *trajectory) turn(step int, started time.Time, items []string, asked int, resp gjson.Result) {
+	tt := &trajectoryTurn{no: step, timestamp: epochSeconds(started), steps: len(t.tools)}
+	for i := range asked {
+		tt.question = append(tt.question, t.canonical(items, i))
+	}
+	for i := asked; i < len(items); i++ {
+		if gjson.Get(items[i], "type").Str == "reasoning" {
+			tt.reasoning = append(tt.reasoning, t.canonical(items, i))
 		} else {
-			tt.answer = append(tt.answer, canonicalItem(it))
+			tt.answer = append(tt.answer, t.canonical(items, i))
 		}
 	}
 	if id := resp.Get("id"); id.Type == gjson.String && id.Str != "" {
@@ -106,8 +118,8 @@ func (t *trajectory) tool(c toolCall, started time.Time, took time.Duration, res
 // input and every item it added.
 func (t *trajectory) json(conversation []string) string {
 	canon := make([]string, len(conversation))
-	for i, it := range conversation {
-		canon[i] = canonicalItem(it)
+	for i := range conversation {
+		canon[i] = t.canonical(conversation, i)
 	}
 	var inv obj
 	inv.set("kind", `"agent_invocation"`)
