@@ -27,7 +27,7 @@ func TestTrajectory(t *testing.T) {
 	for path, want := range map[string]string{
 		"task_id": `"t-7"`, "rollout_id": `"0-0"`, "turns.#": "2", "turns.0.task_id": `"t-7"`, "turns.1.rollout_id": `"0-0"`,
 		"turns.0.turn_no": "1", "turns.0.step_count": "3", "turns.1.step_count": "3", "turns.1.reasoning_content": "null",
-		"turns.0.question.1": `{"content":"what's it like in sf?","role":"user","type":"message","phase":null}`,
+		"turns.0.question.1":          `{"content":"what's it like in sf?","role":"user","type":"message","phase":null}`,
 		"turns.0.reasoning_content.0": `{"id":"rs_1","summary":[{"text":"think","type":"summary_text"}],"type":"reasoning","encrypted_content":null,"content":null}`,
 		"turns.0.answer.0":            `{"arguments":"{\"city\":\"A\"}","call_id":"c1","name":"get_weather","type":"function_call","id":"fc_c1","status":"completed","namespace":null}`,
 		"turns.1.answer.0":            `{"id":"msg_1","content":[{"annotations":[],"text":"done","type":"output_text","logprobs":null}],"role":"assistant","status":"completed","type":"message","phase":null}`,
