@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"sort"
 	"strconv"
 	"unicode/utf8"
 )
@@ -164,17 +165,28 @@ type jvalue struct {
 	items   []*jvalue
 }
 
-func (v *jvalue) appendTo(dst []byte) []byte {
+func (v *jvalue) appendTo(dst []byte) []byte { return v.appendJSON(dst, false) }
+
+// appendSorted is appendTo with every object's keys sorted, as orjson's
+// OPT_SORT_KEYS writes them.
+func (v *jvalue) appendSorted(dst []byte) []byte { return v.appendJSON(dst, true) }
+
+func (v *jvalue) appendJSON(dst []byte, sorted bool) []byte {
 	switch v.kind {
 	case 'o':
+		keys := v.keys
+		if sorted {
+			keys = append([]string(nil), keys...)
+			sort.Strings(keys)
+		}
 		dst = append(dst, '{')
-		for i, k := range v.keys {
+		for i, k := range keys {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
 			dst = appendString(dst, k)
 			dst = append(dst, ':')
-			dst = v.members[k].appendTo(dst)
+			dst = v.members[k].appendJSON(dst, sorted)
 		}
 		return append(dst, '}')
 	case 'a':
@@ -183,7 +195,7 @@ func (v *jvalue) appendTo(dst []byte) []byte {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = it.appendTo(dst)
+			dst = it.appendJSON(dst, sorted)
 		}
 		return append(dst, ']')
 	}

@@ -239,36 +239,6 @@ func sortedJSON(v *jvalue) string {
 	return string(v.appendSorted(nil))
 }
 
-// appendSorted is appendTo with every object's keys sorted, as orjson's
-// OPT_SORT_KEYS writes them.
-func (v *jvalue) appendSorted(dst []byte) []byte {
-	switch v.kind {
-	case 'o':
-		keys := append([]string(nil), v.keys...)
-		sort.Strings(keys)
-		dst = append(dst, '{')
-		for i, k := range keys {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendString(dst, k)
-			dst = append(dst, ':')
-			dst = v.members[k].appendSorted(dst)
-		}
-		return append(dst, '}')
-	case 'a':
-		dst = append(dst, '[')
-		for i, it := range v.items {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = it.appendSorted(dst)
-		}
-		return append(dst, ']')
-	}
-	return append(dst, v.text...)
-}
-
 // appendPyDumps is Python's json.dumps(v, sort_keys=True): ", " and ": "
 // between items, and every character outside ASCII escaped.
 func (v *jvalue) appendPyDumps(dst []byte) []byte {

@@ -187,19 +187,26 @@ func errFrozen(key string) error {
 
 func errRetired(key string) error { return fmt.Errorf("Token capture for rollout %s is retired", key) }
 
+// openState is key's state when its capture still takes calls.
+func (s *TokenStore) openState(key string) (*tokenState, error) {
+	st, err := s.readState(key)
+	switch {
+	case err != nil:
+		return nil, err
+	case st.Retired:
+		return nil, errRetired(key)
+	case st.Frozen:
+		return nil, errFrozen(key)
+	}
+	return st, nil
+}
+
 // BeginCall records that callID is about to be dispatched: a call that
 // leaves no entry is then seen as lost.
 func (s *TokenStore) BeginCall(key, callID string) error {
 	return s.locked(key, false, func() error {
-		st, err := s.readState(key)
-		if err != nil {
+		if _, err := s.openState(key); err != nil {
 			return err
-		}
-		switch {
-		case st.Retired:
-			return errRetired(key)
-		case st.Frozen:
-			return errFrozen(key)
 		}
 		return appendSynced(s.path(key, ".tokens.intents"), []byte(callID+"\n"))
 	})
@@ -211,15 +218,9 @@ func (s *TokenStore) BeginCall(key, callID string) error {
 func (s *TokenStore) Append(key, callID string, entry []byte) error {
 	digest := sha256Hex(entry)
 	return s.locked(key, false, func() error {
-		st, err := s.readState(key)
+		st, err := s.openState(key)
 		if err != nil {
 			return err
-		}
-		switch {
-		case st.Retired:
-			return errRetired(key)
-		case st.Frozen:
-			return errFrozen(key)
 		}
 		changed, err := s.syncIndex(key, st)
 		if err != nil {

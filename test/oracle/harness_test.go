@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -533,4 +534,39 @@ config_paths:
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %q\nwant %q", got, want)
 	}
+}
+
+// runScript runs one of NeMo Gym's own functions through script (a
+// Python file the test embeds) in the root: inputs are written into the
+// shared temp dir under their names, args follow the script (an input's
+// name stands for its path), and the lines the script wrote to out (a
+// name too) come back.
+func (e *env) runScript(t *testing.T, what string, script []byte, inputs map[string][]byte, out string, args ...string) []string {
+	t.Helper()
+	path := func(name string) string { return filepath.Join(e.tmp, name) }
+	inputs = maps.Clone(inputs)
+	inputs[what+".py"] = script
+	for name, data := range inputs {
+		if err := os.WriteFile(path(name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	argv := []string{"/opt/nemo-gym/bin/python", path(what + ".py")}
+	for _, a := range args {
+		if _, ok := inputs[a]; ok || a == out {
+			a = path(a)
+		}
+		argv = append(argv, a)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	stdout, stderr, code, err := e.run(ctx, e.tmp, nil, argv...)
+	if err != nil || code != 0 {
+		t.Fatalf("NeMo Gym's %s: exit %d, %v\n%s\n%s", what, code, err, stdout, stderr)
+	}
+	data, err := os.ReadFile(path(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
 }

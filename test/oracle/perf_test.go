@@ -1,16 +1,12 @@
 package oracle
 
 import (
-	"context"
 	_ "embed"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/tidwall/gjson"
 
@@ -80,23 +76,8 @@ func TestPerfSummaryMatchesNeMoGym(t *testing.T) {
 		}
 		ours = append(ours, string(got))
 	}
-	script, casesPath, outPath := filepath.Join(e.tmp, "perf.py"), filepath.Join(e.tmp, "perf-cases.jsonl"), filepath.Join(e.tmp, "perf-nemo.jsonl")
-	for path, data := range map[string][]byte{script: perfSummaryScript, casesPath: []byte(strings.Join(lines, "\n") + "\n")} {
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	stdout, stderr, code, err := e.run(ctx, e.tmp, nil, "/opt/nemo-gym/bin/python", script, casesPath, outPath)
-	if err != nil || code != 0 {
-		t.Fatalf("NeMo Gym's compute_perf_summary: exit %d, %v\n%s\n%s", code, err, stdout, stderr)
-	}
-	data, err := os.ReadFile(outPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	theirs := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	theirs := e.runScript(t, "perf", perfSummaryScript, map[string][]byte{"perf-cases.jsonl": []byte(strings.Join(lines, "\n") + "\n")}, "perf-nemo.jsonl",
+		"perf-cases.jsonl", "perf-nemo.jsonl")
 	agreed := 0
 	for i := range ours {
 		if ours[i] == theirs[i] {

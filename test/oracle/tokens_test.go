@@ -1,7 +1,6 @@
 package oracle
 
 import (
-	"context"
 	_ "embed"
 	"encoding/json"
 	"errors"
@@ -11,7 +10,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/nemo-gym-go/gym/internal/capture"
 )
@@ -178,24 +176,8 @@ func TestTokenFinalizeMatchesNeMoGym(t *testing.T) {
 		got = append(got, v)
 	}
 
-	script := filepath.Join(e.tmp, "finalize.py")
-	rowsPath, outPath := filepath.Join(e.tmp, "token-rows.jsonl"), filepath.Join(e.tmp, "token-nemo.jsonl")
-	for path, data := range map[string][]byte{script: tokenFinalizeScript, rowsPath: []byte(strings.Join(rows, "\n") + "\n")} {
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	stdout, stderr, code, err := e.run(ctx, e.tmp, nil, "/opt/nemo-gym/bin/python", script, theirs, rowsPath, outPath)
-	if err != nil || code != 0 {
-		t.Fatalf("NeMo Gym's finalize: exit %d, %v\n%s\n%s", code, err, stdout, stderr)
-	}
-	data, err := os.ReadFile(outPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	lines := e.runScript(t, "finalize", tokenFinalizeScript, map[string][]byte{"token-rows.jsonl": []byte(strings.Join(rows, "\n") + "\n")}, "token-nemo.jsonl",
+		theirs, "token-rows.jsonl", "token-nemo.jsonl")
 	if len(lines) != len(cases) {
 		t.Fatalf("NeMo Gym wrote %d verdicts for %d rows", len(lines), len(cases))
 	}
@@ -252,18 +234,8 @@ func TestTokenEntriesMatchNeMoGym(t *testing.T) {
 		b, _ := json.Marshal(c)
 		lines = append(lines, string(b))
 	}
-	script, callsPath := filepath.Join(e.tmp, "write.py"), filepath.Join(e.tmp, "token-calls.jsonl")
-	for path, data := range map[string][]byte{script: tokenWriteScript, callsPath: []byte(strings.Join(lines, "\n") + "\n")} {
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	stdout, stderr, code, err := e.run(ctx, e.tmp, nil, "/opt/nemo-gym/bin/python", script, theirs, callsPath)
-	if err != nil || code != 0 {
-		t.Fatalf("NeMo Gym's capture: exit %d, %v\n%s\n%s", code, err, stdout, stderr)
-	}
+	e.runScript(t, "write", tokenWriteScript, map[string][]byte{"token-calls.jsonl": []byte(strings.Join(lines, "\n") + "\n")}, "token-calls.jsonl",
+		theirs, "token-calls.jsonl")
 	created := regexp.MustCompile(`"created_at":[0-9.e+-]+`)
 	for _, key := range []string{"0-0", "1-0", "2-0"} {
 		for _, suffix := range []string{".tokens.jsonl", ".tokens.intents", ".tokens.incomplete"} {

@@ -1,13 +1,11 @@
 package oracle
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/tidwall/sjson"
 
@@ -116,24 +114,8 @@ func TestProducerTrajectoryMatchesNeMoGym(t *testing.T) {
 		}
 		ours = append(ours, string(joined))
 	}
-	script := filepath.Join(e.tmp, "join.py")
-	rowsPath, outPath := filepath.Join(e.tmp, "producer-cases.jsonl"), filepath.Join(e.tmp, "producer-nemo.jsonl")
-	for path, data := range map[string][]byte{script: captureJoinScript, rowsPath: []byte(rows.String())} {
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	stdout, stderr, code, err := e.run(ctx, e.tmp, nil, "/opt/nemo-gym/bin/python", script, dir, rowsPath, outPath)
-	if err != nil || code != 0 {
-		t.Fatalf("NeMo Gym's join: exit %d, %v\n%s\n%s", code, err, stdout, stderr)
-	}
-	data, err := os.ReadFile(outPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	theirs := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	theirs := e.runScript(t, "join", captureJoinScript, map[string][]byte{"producer-cases.jsonl": []byte(rows.String())}, "producer-nemo.jsonl",
+		dir, "producer-cases.jsonl", "producer-nemo.jsonl")
 	if len(theirs) != len(ours) {
 		t.Fatalf("NeMo Gym wrote %d rows for %d", len(theirs), len(ours))
 	}
