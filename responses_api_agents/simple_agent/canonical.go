@@ -13,10 +13,11 @@ import (
 // variant (all three token fields) with the token fields first. Items of
 // the types gym's agent does not model are kept as they came.
 func canonicalItem(raw string) string {
-	v := gjson.Parse(raw)
-	if !v.IsObject() {
+	parsed := gjson.Parse(raw)
+	if !parsed.IsObject() {
 		return raw
 	}
+	v := readFields(parsed)
 	var tag string
 	switch typ := v.Get("type"); {
 	case typ.Type == gjson.String && typ.Str == "message":
@@ -115,7 +116,7 @@ func canonicalItem(raw string) string {
 
 // messageTag is _discriminate_message_item: which message model an item
 // of type message is read as.
-func messageTag(v gjson.Result) string {
+func messageTag(v fields) string {
 	content := v.Get("content")
 	switch v.Get("role").Str {
 	case "user", "system", "developer":
@@ -138,7 +139,7 @@ func messageTag(v gjson.Result) string {
 
 // untypedTag is _discriminate_untyped_input_item, for the shapes gym's
 // agent models; anything else is kept as it came.
-func untypedTag(v gjson.Result) string {
+func untypedTag(v fields) string {
 	role, content := v.Get("role"), v.Get("content")
 	if r := role.Str; role.Type == gjson.String && (r == "user" || r == "system" || r == "developer" || r == "assistant") && (content.Type == gjson.String || content.IsArray()) {
 		tag := messageTag(v)
@@ -204,7 +205,7 @@ func textPart(p gjson.Result) string {
 	o.set("type", p.Get("type").Raw)
 	p.ForEach(func(k, val gjson.Result) bool {
 		if k.Str != "text" && k.Str != "type" {
-			o.set(k.Str, val.Raw)
+			o.setAny(k.Str, val.Raw)
 		}
 		return true
 	})
@@ -253,7 +254,21 @@ func orDefault(v gjson.Result, def string) string {
 // obj writes a JSON object in the order its members are set.
 type obj struct{ b strings.Builder }
 
+// set adds a member whose key needs no escaping (gym's own names).
 func (o *obj) set(k, raw string) {
+	if o.b.Len() == 0 {
+		o.b.WriteByte('{')
+	} else {
+		o.b.WriteByte(',')
+	}
+	o.b.WriteByte('"')
+	o.b.WriteString(k)
+	o.b.WriteString(`":`)
+	o.b.WriteString(raw)
+}
+
+// setAny adds a member whose key came from elsewhere.
+func (o *obj) setAny(k, raw string) {
 	if o.b.Len() == 0 {
 		o.b.WriteByte('{')
 	} else {
@@ -269,4 +284,39 @@ func (o *obj) String() string {
 		return "{}"
 	}
 	return o.b.String() + "}"
+}
+
+// fields are an object's members, read in one pass; a repeated key keeps
+// its last value, as Python's json.loads keeps it.
+type fields []struct {
+	key string
+	val gjson.Result
+}
+
+func readFields(v gjson.Result) fields {
+	var f fields
+	v.ForEach(func(k, val gjson.Result) bool {
+		for i := range f {
+			if f[i].key == k.Str {
+				f[i].val = val
+				return true
+			}
+		}
+		f = append(f, struct {
+			key string
+			val gjson.Result
+		}{k.Str, val})
+		return true
+	})
+	return f
+}
+
+// Get is the member key, a zero Result when there is none.
+func (f fields) Get(key string) gjson.Result {
+	for _, m := range f {
+		if m.key == key {
+			return m.val
+		}
+	}
+	return gjson.Result{}
 }

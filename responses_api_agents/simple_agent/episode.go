@@ -1,7 +1,6 @@
 package simpleagent
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -181,7 +180,10 @@ func (e *episode) run(ctx context.Context) ([]byte, error) {
 		final, err = ended.mark(final)
 	}
 	if err == nil && e.traj != nil {
-		final, err = sjson.SetRaw(final, responsesTrajectoryKey, e.traj.json(e.items))
+		e.traj.conversation = e.items
+		if !handOver(ctx, e.traj) {
+			final, err = sjson.SetRaw(final, responsesTrajectoryKey, e.traj.json())
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("building the episode's response: %w", err)
@@ -333,10 +335,4 @@ func jsonArray(items []string) string {
 }
 
 // jsonString quotes s as NeMo Gym's orjson does: no HTML escaping.
-func jsonString(s string) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.Encode(s) // a string always encodes
-	return strings.TrimSuffix(b.String(), "\n")
-}
+func jsonString(s string) string { return string(openai.AppendJSONString(nil, s)) }

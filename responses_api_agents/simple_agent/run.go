@@ -47,24 +47,16 @@ func (a *simpleAgent) run(w http.ResponseWriter, r *http.Request) error {
 	}
 	cookies = agent.RelayCookies(cookies, set)
 
-	response, set, err := a.selfCall(ctx, selfPath, params, cookies)
+	// The episode hands its trajectory over here rather than in the
+	// response, which goes to the verifier without it.
+	slot := &trajectorySlot{}
+	response, set, err := a.selfCall(withTrajectorySlot(ctx, slot), selfPath, params, cookies)
 	if err != nil {
 		return fmt.Errorf("running the episode: %w", err)
 	}
 	// The self-call relayed the resources and model sessions and added the
 	// agent's own; /verify gets all of them.
 	cookies = agent.RelayCookies(cookies, set)
-	var traj gjson.Result
-	if id != "" && a.Correlation.Observability {
-		// The trajectory goes back beside the verified result, not to the
-		// verifier inside the response.
-		traj = gjson.GetBytes(response, responsesTrajectoryKey)
-		if traj.Exists() {
-			if response, err = sjson.DeleteBytes(response, responsesTrajectoryKey); err != nil {
-				return err
-			}
-		}
-	}
 
 	withResponse, err := sjson.SetRawBytes(row, "response", response)
 	if err != nil {
@@ -85,16 +77,33 @@ func (a *simpleAgent) run(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	if traj.IsObject() {
-		named, err := finishTrajectory(traj.Raw, gjson.ParseBytes(row), id, gjson.ParseBytes(result))
-		if err == nil {
-			result, err = sjson.SetRawBytes(result, runTrajectoryKey, []byte(named))
-		}
-		if err != nil {
+	if t := slot.t; t != nil && id != "" {
+		t.name(gjson.ParseBytes(row), id, gjson.GetBytes(result, "resolved"))
+		if result, err = setMember(result, runTrajectoryKey, t.json()); err != nil {
 			return fmt.Errorf("adding the trajectory to the result: %w", err)
 		}
 	}
 	return agent.WriteJSON(w, result)
+}
+
+// setMember sets key on a JSON object: in place when it has one, else
+// appended at its end without re-reading the rest (a trajectory is most of
+// a result).
+func setMember(obj []byte, key, raw string) ([]byte, error) {
+	end := bytes.LastIndexByte(obj, '}')
+	if gjson.GetBytes(obj, key).Exists() || end < 0 {
+		return sjson.SetRawBytes(obj, key, []byte(raw))
+	}
+	out := make([]byte, 0, len(obj)+len(key)+len(raw)+4)
+	out = append(out, obj[:end]...)
+	if len(bytes.TrimSpace(out)) > 1 {
+		out = append(out, ',')
+	}
+	out = append(out, '"')
+	out = append(out, key...)
+	out = append(out, `":`...)
+	out = append(out, raw...)
+	return append(out, obj[end:]...), nil
 }
 
 // runParams checks a row as SimpleAgentRunRequest does and returns its

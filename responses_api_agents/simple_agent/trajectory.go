@@ -1,12 +1,12 @@
 package simpleagent
 
 import (
+	"context"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/tidwall/gjson"
-	"github.com/tidwall/sjson"
 
 	"github.com/nemo-gym-go/gym/internal/config/tree"
 )
@@ -26,14 +26,19 @@ const (
 type trajectory struct {
 	// canon are the canonical forms of the episode's items so far, by
 	// index: every turn's question repeats the items before it.
-	canon     []string
-	rolloutID string
-	modelRef  string // {"type":"responses_api_models","name":...}
-	refs      []string
-	turns     []*trajectoryTurn
-	tools     []string
-	gaps      []string
-	status    string
+	canon []string
+	// conversation is the episode's input and every item it added.
+	conversation []string
+	taskID       string
+	rolloutID    string
+	// resolved is the verifier's verdict for the last turn ("" for none).
+	resolved string
+	modelRef string // {"type":"responses_api_models","name":...}
+	refs     []string
+	turns    []*trajectoryTurn
+	tools    []string
+	gaps     []string
+	status   string
 }
 
 type trajectoryTurn struct {
@@ -47,15 +52,47 @@ type trajectoryTurn struct {
 }
 
 func newTrajectory(rolloutID, modelServer string) *trajectory {
-	return &trajectory{rolloutID: rolloutID, modelRef: `{"type":"responses_api_models","name":` + jsonString(modelServer) + `}`, status: "completed"}
+	return &trajectory{taskID: "unscoped", rolloutID: rolloutID, modelRef: `{"type":"responses_api_models","name":` + jsonString(modelServer) + `}`, status: "completed"}
+}
+
+// trajectorySlot is where /run's in-process self-call leaves the episode's
+// trajectory, instead of in the response /run would take it out of.
+type trajectorySlot struct{ t *trajectory }
+
+type trajectorySlotKey struct{}
+
+func withTrajectorySlot(ctx context.Context, s *trajectorySlot) context.Context {
+	return context.WithValue(ctx, trajectorySlotKey{}, s)
+}
+
+// handOver leaves t in the slot of the /run ctx belongs to, if any.
+func handOver(ctx context.Context, t *trajectory) bool {
+	s, ok := ctx.Value(trajectorySlotKey{}).(*trajectorySlot)
+	if ok {
+		s.t = t
+	}
+	return ok
+}
+
+// name is /run's part: the record named for the row's task and the
+// rollout, and the verifier's resolved, when it gave one, on the last
+// turn (else a gap says there is none).
+func (t *trajectory) name(row gjson.Result, rolloutID string, resolved gjson.Result) {
+	t.taskID, t.rolloutID = runTaskID(row), rolloutID
+	if (resolved.Type == gjson.True || resolved.Type == gjson.False) && len(t.turns) > 0 {
+		t.resolved = resolved.Raw
+		return
+	}
+	t.gaps = append(t.gaps, `{"code":"resolution_unavailable","invocation_id":"root","detail":null}`)
 }
 
 // epochSeconds is Python's time.time().
 func epochSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
 
-func pyFloat(v gjson.Result) string { return tree.PythonFloatRepr(v.Float()) }
+// pyFloat and floatText write a float as the collector's orjson does.
+func pyFloat(v gjson.Result) string { return floatText(v.Float()) }
 
-func floatText(f float64) string { return tree.PythonFloatRepr(f) }
+func floatText(f float64) string { return string(tree.AppendOrjsonFloat(nil, f)) }
 
 // canonical is items[i] in canonical form, each item dumped once.
 func (t *trajectory) canonical(items []string, i int) string {
@@ -114,12 +151,11 @@ func (t *trajectory) tool(c toolCall, started time.Time, took time.Duration, res
 	t.turns[len(t.turns)-1].steps = len(t.tools)
 }
 
-// json is the record, its task yet unnamed; conversation is the episode's
-// input and every item it added.
-func (t *trajectory) json(conversation []string) string {
-	canon := make([]string, len(conversation))
-	for i := range conversation {
-		canon[i] = t.canonical(conversation, i)
+// json is the record.
+func (t *trajectory) json() string {
+	canon := make([]string, len(t.conversation))
+	for i := range t.conversation {
+		canon[i] = t.canonical(t.conversation, i)
 	}
 	var inv obj
 	inv.set("kind", `"agent_invocation"`)
@@ -135,7 +171,7 @@ func (t *trajectory) json(conversation []string) string {
 	for i, tt := range t.turns {
 		var o obj
 		o.set("invocation_id", `"root"`)
-		o.set("task_id", `"unscoped"`)
+		o.set("task_id", jsonString(t.taskID))
 		o.set("rollout_id", jsonString(t.rolloutID))
 		o.set("turn_no", strconv.Itoa(tt.no))
 		o.set("timestamp", floatText(tt.timestamp))
@@ -146,7 +182,11 @@ func (t *trajectory) json(conversation []string) string {
 		} else {
 			o.set("reasoning_content", "null")
 		}
-		o.set("resolved", "null")
+		if i == len(t.turns)-1 && t.resolved != "" {
+			o.set("resolved", t.resolved)
+		} else {
+			o.set("resolved", "null")
+		}
 		o.set("step_count", strconv.Itoa(tt.steps))
 		if tt.ref != "" {
 			o.set("model_calls", "["+tt.ref+"]")
@@ -157,7 +197,7 @@ func (t *trajectory) json(conversation []string) string {
 	}
 	var r obj
 	r.set("schema_version", `"1.0"`)
-	r.set("task_id", `"unscoped"`)
+	r.set("task_id", jsonString(t.taskID))
 	r.set("rollout_id", jsonString(t.rolloutID))
 	r.set("invocations", "["+inv.String()+"]")
 	r.set("turns", "["+strings.Join(turns, ",")+"]")
@@ -187,30 +227,4 @@ func runTaskID(row gjson.Result) string {
 		return v.Raw
 	}
 	return "unknown"
-}
-
-// finishTrajectory is /run's part: the record from the episode's answer
-// named for the row's task and the rollout, and, after verification, the
-// verifier's resolved on the last turn (or a gap that there is none).
-func finishTrajectory(raw string, row gjson.Result, rolloutID string, verified gjson.Result) (string, error) {
-	task := jsonString(runTaskID(row))
-	id := jsonString(rolloutID)
-	out, err := sjson.SetRaw(raw, "task_id", task)
-	if err == nil {
-		out, err = sjson.SetRaw(out, "rollout_id", id)
-	}
-	n := int(gjson.Get(raw, "turns.#").Int())
-	for i := 0; i < n && err == nil; i++ {
-		p := "turns." + strconv.Itoa(i)
-		if out, err = sjson.SetRaw(out, p+".task_id", task); err == nil {
-			out, err = sjson.SetRaw(out, p+".rollout_id", id)
-		}
-	}
-	if err != nil {
-		return "", err
-	}
-	if r := verified.Get("resolved"); (r.Type == gjson.True || r.Type == gjson.False) && n > 0 {
-		return sjson.SetRaw(out, "turns."+strconv.Itoa(n-1)+".resolved", r.Raw)
-	}
-	return sjson.SetRaw(out, "gaps.-1", `{"code":"resolution_unavailable","invocation_id":"root","detail":null}`)
 }

@@ -45,6 +45,12 @@ func TestTrajectory(t *testing.T) {
 		t.Errorf("tool call times %v..%v, second turn at %v", s, c, traj.Get("turns.1.timestamp").Float())
 	}
 
+	// Asked directly, the episode's response carries it, not yet named.
+	resp, body = h.post(t, "/ng-rollout/0-0/v1/responses", gjson.Get(weatherRow, "responses_create_params").Raw)
+	if got := gjson.Get(body, "_ng_trajectory.task_id").Str; resp.StatusCode != 200 || got != "unscoped" || gjson.Get(body, "_ng_trajectory.turns.0.resolved").Raw != "null" {
+		t.Errorf("status %d, _ng_trajectory.task_id %q: %.500s", resp.StatusCode, got, body)
+	}
+
 	// Without observability there is none.
 	h = startHarness(t, options{script: weatherScript})
 	if _, body := h.post(t, "/run", weatherRow); strings.Contains(body, "trajectory") {
