@@ -3,6 +3,7 @@ module github.com/nemo-gym-go/gym
 go 1.26.8
 
 require (
+	github.com/dlclark/regexp2/v2 v2.13.0
 	github.com/fatih/color v1.19.0
 	github.com/mattn/go-isatty v0.0.22
 	github.com/openai/openai-go/v3 v3.98.0

@@ -16,6 +16,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/nemo-gym-go/gym/internal/pyre"
 	"github.com/nemo-gym-go/gym/internal/resources"
 	"github.com/nemo-gym-go/gym/internal/server"
 )
@@ -189,10 +190,10 @@ func (q Question) allowed() map[string]bool {
 }
 
 // customRegexes tries the row's regexes in order. The last match of a
-// regex (case-insensitive) wins; a single letter is trusted even when it
-// is not an option, anything else must equal an option's text. A regex Go
-// cannot compile (Python-only syntax such as look-behind) matches nothing,
-// as an invalid regex does upstream.
+// regex (re.findall, case-insensitive) wins; a single letter is trusted
+// even when it is not an option, anything else must equal an option's
+// text. The regexes are Python's (internal/pyre); one Python refuses
+// matches nothing, as upstream, and so does one whose match runs too long.
 func (q Question) customRegexes(text string, patterns gjson.Result, allowed map[string]bool) string {
 	var list []string
 	switch {
@@ -206,21 +207,15 @@ func (q Question) customRegexes(text string, patterns gjson.Result, allowed map[
 		}
 	}
 	for _, p := range list {
-		re, err := regexp.Compile("(?i)" + unicodeClasses(p))
+		re, err := pyre.Compile(p, pyre.IgnoreCase)
 		if err != nil {
 			continue
 		}
-		matches := re.FindAllStringSubmatch(text, -1)
-		if len(matches) == 0 {
+		matches, err := re.FindAll(text)
+		if err != nil || len(matches) == 0 {
 			continue
 		}
-		// findall returns group 1 when the regex has groups, else the match.
-		last := matches[len(matches)-1]
-		captured := last[0]
-		if len(last) > 1 {
-			captured = last[1]
-		}
-		captured = strings.ToUpper(normalizeExtracted(resources.PyStrip(captured)))
+		captured := strings.ToUpper(normalizeExtracted(resources.PyStrip(matches[len(matches)-1])))
 		if r, n := utf8.DecodeRuneInString(captured); n == len(captured) && n > 0 && unicode.IsLetter(r) {
 			return captured
 		}
@@ -234,56 +229,6 @@ func (q Question) customRegexes(text string, patterns gjson.Result, allowed map[
 		}
 	}
 	return ""
-}
-
-// unicodeClasses rewrites \s, \d and \w of a Python regex to the Unicode
-// classes Python gives them (Go's are ASCII only), so that a row's regex
-// reads "Réponse\u00a0: B" as Python does. Other syntax is left for Go's
-// regexp to accept or reject.
-func unicodeClasses(p string) string {
-	const space = `\t\n\v\f\r \x{1c}-\x{1f}\x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}`
-	var b strings.Builder
-	inClass := false
-	for i := 0; i < len(p); i++ {
-		c := p[i]
-		switch {
-		case c == '\\' && i+1 < len(p):
-			i++
-			switch e := p[i]; {
-			case e == 's' && inClass:
-				b.WriteString(space)
-			case e == 's':
-				b.WriteString("[" + space + "]")
-			case e == 'd':
-				b.WriteString(`\p{Nd}`)
-			case e == 'w' && inClass:
-				b.WriteString(`\p{L}\p{N}_`)
-			case e == 'w':
-				b.WriteString(`[\p{L}\p{N}_]`)
-			default:
-				b.WriteByte('\\')
-				b.WriteByte(e)
-			}
-			continue
-		case c == '[' && !inClass:
-			inClass = true
-			b.WriteByte(c)
-			// A ] right after [ or [^ is a literal member.
-			if i+1 < len(p) && p[i+1] == '^' {
-				i++
-				b.WriteByte('^')
-			}
-			if i+1 < len(p) && p[i+1] == ']' {
-				i++
-				b.WriteByte(']')
-			}
-			continue
-		case c == ']' && inClass:
-			inClass = false
-		}
-		b.WriteByte(c)
-	}
-	return b.String()
 }
 
 var (

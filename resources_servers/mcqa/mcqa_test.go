@@ -90,6 +90,11 @@ func TestExtract(t *testing.T) {
 		{StrictSingleLetterBoxed, abcd, `{"output_regex": "Answer:\\s*([A-Za-z])"}`, "Answer: Z", "Z"},
 		{StrictSingleLetterBoxed, abcd, `{"output_regex": "Choice: (.+)"}`, "Choice: optB", "B"},
 		{StrictSingleLetterBoxed, abcd, `{"output_regex": "(?<=x)y"}`, `\boxed{A}`, "A"},
+		// Python's syntax, which Go's regexp does not have, read as Python reads it
+		{StrictSingleLetterBoxed, abcd, `{"output_regex": "(?<=Answer: )([A-D])"}`, "Answer: C", "C"},
+		{StrictSingleLetterBoxed, abcd, `{"output_regex": "(?P<l>[A-D])\\)(?!\\w)"}`, "I pick B) then", "B"},
+		{StrictSingleLetterBoxed, abcd, `{"output_regex": "([A-D])\\Z"}`, "so it is C", "C"},
+		{StrictSingleLetterBoxed, abcd, `{"output_regex": "[^\\W\\d_]+\\s*:\\s*([A-D])"}`, "Réponse\u00a0: D", "D"},
 		{StrictSingleLetterBoxed, abcd, `{"output_regex": "Final Choice: ([A-D])"}`, "Final Choice: B", "B"},
 	}
 	for i, tc := range tests {
