@@ -14,8 +14,67 @@ import (
 	"github.com/nemo-gym-go/gym/resources_servers/mcqa"
 )
 
-//go:embed testdata/nemo_gym_mcqa_verify.py
-var mcqaVerifyScript []byte
+//go:embed testdata/nemo_gym_verify.py
+var verifyScript []byte
+
+// verifyCase is one generated /verify call: the server's config fields
+// (for NeMo Gym's side) and the body.
+type verifyCase struct {
+	Config map[string]any  `json:"config"`
+	Body   json.RawMessage `json:"body"`
+}
+
+// differentVerdicts runs cases through NeMo Gym's verify (module, its
+// server and request classes) and through gym's (post, by config), and
+// returns the verdicts that differ in the reward or one of fields, each
+// as the case, NeMo Gym's and gym's answers; generated cases that differ
+// are kept in the temp dir as <what>-differ.tsv.
+func differentVerdicts(t *testing.T, e *env, what, module, serverClass, requestClass string, fields []string, cases []verifyCase,
+	post func(c verifyCase) (int, []byte)) (differ []string, theirs []map[string]json.RawMessage) {
+	t.Helper()
+	var lines []string
+	for _, c := range cases {
+		b, _ := json.Marshal(c)
+		lines = append(lines, string(b))
+	}
+	outs := e.runScript(t, what, verifyScript, map[string][]byte{what + "-cases.jsonl": []byte(strings.Join(lines, "\n") + "\n")}, what+"-nemo.jsonl",
+		what+"-cases.jsonl", what+"-nemo.jsonl", module, serverClass, requestClass, strings.Join(fields, ","))
+	for i, c := range cases {
+		var want map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(outs[i]), &want); err != nil {
+			t.Fatal(err)
+		}
+		theirs = append(theirs, want)
+		status, out := post(c)
+		var got map[string]json.RawMessage
+		json.Unmarshal(out, &got)
+		same := want["error"] == nil && status == 200
+		for _, f := range append([]string{"reward"}, fields...) {
+			same = same && jsonSame(want[f], got[f])
+		}
+		if !same {
+			differ = append(differ, lines[i]+"\t"+outs[i]+"\t"+string(out))
+		}
+	}
+	if len(differ) > 0 {
+		os.WriteFile(filepath.Join(e.tmp, what+"-differ.tsv"), []byte(strings.Join(differ, "\n")+"\n"), 0o644)
+		for _, d := range differ[:min(10, len(differ))] {
+			t.Errorf("%s verdicts differ (case, NeMo Gym, gym):\n%s", what, d)
+		}
+	}
+	return differ, theirs
+}
+
+// jsonSame is whether two JSON values are equal as values (1 and 1.0 too).
+func jsonSame(a, b json.RawMessage) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return len(a) == 0 && len(b) == 0
+	}
+	xb, _ := json.Marshal(x)
+	yb, _ := json.Marshal(y)
+	return string(xb) == string(yb)
+}
 
 // mcqaAnswer is a model answer as models write them: boxed letters and
 // option text, answer lines in several spellings, several or no answers,
@@ -53,12 +112,7 @@ func TestMCQAMatchesNeMoGym(t *testing.T) {
 	templates := []string{"", `{"output_regex": "Answer:\\s*([A-J])"}`, `{"output_regex": ["(?<=Final choice: )([A-J])", "\\\\boxed\\{([A-J])\\}"]}`,
 		`{"output_regex": "(?i)[Tt]he (?:[Bb]est [Aa]nswer|[Aa]nswer)[^A-B]*([A-B])"}`, `{"answer_prefix": "answer is"}`, `{"output_regex": "(bad"}`}
 	modes := []string{"strict_single_letter_boxed", "lenient_boxed", "lenient_answer_colon"}
-	type tcase struct {
-		ServerMode *string         `json:"server_mode"`
-		Body       json.RawMessage `json:"body"`
-	}
-	var cases []tcase
-	var lines []string
+	var cases []verifyCase
 	for i := 0; i < 3000; i++ {
 		letters := optionSets[r.IntN(len(optionSets))]
 		var opts []string
@@ -71,58 +125,31 @@ func TestMCQAMatchesNeMoGym(t *testing.T) {
 		if tm := templates[r.IntN(len(templates))]; tm != "" {
 			body += `,"template_metadata":` + tm
 		}
-		c := tcase{Body: json.RawMessage(body + "}")}
+		c := verifyCase{Config: map[string]any{"grading_mode": nil}, Body: json.RawMessage(body + "}")}
 		if r.IntN(4) == 0 {
-			m := "lenient_answer_colon_md"
-			c.ServerMode = &m
+			c.Config["grading_mode"] = "lenient_answer_colon_md"
 		}
-		b, _ := json.Marshal(c)
-		cases, lines = append(cases, c), append(lines, string(b))
+		cases = append(cases, c)
 	}
-	theirs := e.runScript(t, "mcqa", mcqaVerifyScript, map[string][]byte{"mcqa-cases.jsonl": []byte(strings.Join(lines, "\n") + "\n")}, "mcqa-nemo.jsonl",
-		"mcqa-cases.jsonl", "mcqa-nemo.jsonl")
-	agreed, extracted, rewarded := 0, 0, 0
-	var differ []string
-	for i, c := range cases {
-		var want struct {
-			Reward    float64 `json:"reward"`
-			Extracted *string `json:"extracted"`
-			Error     string  `json:"error"`
-		}
-		json.Unmarshal([]byte(theirs[i]), &want)
-		s := srv
-		if c.ServerMode != nil {
-			s = md
-		}
-		status, out := s.Post("/verify", c.Body)
-		var got struct {
-			Reward    float64 `json:"reward"`
-			Extracted *string `json:"extracted_answer"`
-		}
-		json.Unmarshal(out, &got)
-		same := want.Error == "" && status == 200 && got.Reward == want.Reward && (got.Extracted == nil) == (want.Extracted == nil) &&
-			(got.Extracted == nil || *got.Extracted == *want.Extracted)
-		if same {
-			agreed++
-			if want.Extracted != nil {
-				extracted++
+	differ, theirs := differentVerdicts(t, e, "mcqa", "resources_servers.mcqa.app", "MCQAResourcesServer", "MCQAVerifyRequest", []string{"extracted_answer"}, cases,
+		func(c verifyCase) (int, []byte) {
+			if c.Config["grading_mode"] != nil {
+				return md.Post("/verify", c.Body)
 			}
-			if want.Reward == 1 {
-				rewarded++
-			}
-			continue
+			return srv.Post("/verify", c.Body)
+		})
+	extracted, rewarded := 0, 0
+	for _, v := range theirs {
+		if string(v["extracted_answer"]) != "null" {
+			extracted++
 		}
-		differ = append(differ, lines[i]+"\t"+theirs[i]+"\t"+string(out))
-		if len(differ) <= 10 {
-			t.Errorf("case %s:\nNeMo Gym: %s\ngym:      %d %s", lines[i], theirs[i], status, out)
+		if jsonSame(v["reward"], json.RawMessage("1")) {
+			rewarded++
 		}
 	}
-	t.Logf("mcqa: %d of %d generated answers scored as NeMo Gym scores them (%d with an answer extracted, %d rewarded)", agreed, len(cases), extracted, rewarded)
+	t.Logf("mcqa: %d of %d generated answers scored as NeMo Gym scores them (%d with an answer extracted, %d rewarded)", len(cases)-len(differ), len(cases), extracted, rewarded)
 	if extracted < len(cases)/5 || rewarded == 0 {
 		t.Errorf("the generated answers do not exercise extraction: %d extracted, %d rewarded", extracted, rewarded)
-	}
-	if len(differ) > 0 {
-		os.WriteFile(filepath.Join(e.tmp, "mcqa-differ.tsv"), []byte(strings.Join(differ, "\n")+"\n"), 0o644)
 	}
 }
 
