@@ -125,6 +125,16 @@ func enabled(global *tree.Node, key string) bool {
 func (m *mathServer) verify(ctx context.Context, req *resources.VerifyRequest) (*resources.Verdict, error) {
 	question, expected := req.String("question"), req.String("expected_answer")
 	generated := req.OutputText()
+	if boxed, ok := lastBoxed(generated); !ok || resources.PyStrip(boxed) == "" {
+		// NeMo Gym 0.7.0 scores an answer without a complete, non-empty
+		// last \boxed{} 0, asking neither the library nor the judge.
+		return &resources.Verdict{Reward: 0, Fields: []resources.Field{
+			{Name: "expected_answer", Value: expected},
+			{Name: "extracted_answer", Value: nil},
+			{Name: "library_reward", Value: 0.0},
+			{Name: "judge_evaluations", Value: nil},
+		}}, nil
+	}
 	libraryReward, extracted, err := m.library(ctx, expected, generated)
 	if err != nil {
 		return nil, err
@@ -152,6 +162,28 @@ func (m *mathServer) verify(ctx context.Context, req *resources.VerifyRequest) (
 		{Name: "library_reward", Value: libraryReward},
 		{Name: "judge_evaluations", Value: evaluations},
 	}}, nil
+}
+
+// lastBoxed is what the last \boxed{ of text holds, up to its matching
+// brace; false when there is none, or it is never closed.
+func lastBoxed(text string) (string, bool) {
+	start := strings.LastIndex(text, `\boxed{`)
+	if start < 0 {
+		return "", false
+	}
+	content := start + len(`\boxed{`)
+	depth := 1
+	for i := content; i < len(text); i++ {
+		switch text[i] {
+		case '{':
+			depth++
+		case '}':
+			if depth--; depth == 0 {
+				return text[content:i], true
+			}
+		}
+	}
+	return "", false
 }
 
 // library runs the native check within library_verifier_timeout_seconds

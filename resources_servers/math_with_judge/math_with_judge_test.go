@@ -228,7 +228,7 @@ func TestJudge(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			judge := &fakeJudge{verdicts: tc.verdicts}
 			s := startWithJudge(t, judge, "")
-			reply := post(t, s, "/verify", verifyRequest(question, gold, "one half"))
+			reply := post(t, s, "/verify", verifyRequest(question, gold, `\boxed{one half}`))
 			if string(reply["reward"]) != tc.reward || string(reply["library_reward"]) != "0.0" ||
 				len(gjson.ParseBytes(reply["judge_evaluations"]).Array()) != tc.evals {
 				t.Errorf("reward %s library %s evaluations %s", reply["reward"], reply["library_reward"], reply["judge_evaluations"])
@@ -260,7 +260,7 @@ func TestJudgeFailsafe(t *testing.T) {
 	for _, verdict := range []string{"!500", "!raw:not json", `!raw:{"output":[]}`} {
 		t.Run(verdict, func(t *testing.T) {
 			s := startWithJudge(t, &fakeJudge{verdicts: []string{verdict}}, "")
-			reply := post(t, s, "/verify", verifyRequest("What is 1/2?", `\frac{1}{2}`, "one half"))
+			reply := post(t, s, "/verify", verifyRequest("What is 1/2?", `\frac{1}{2}`, `\boxed{one half}`))
 			if string(reply["reward"]) != "0.0" || string(reply["_ng_failure_class"]) != `"judge_failed"` ||
 				!strings.Contains(string(reply["_ng_failure_judge_error"]), "judge model judge_model") ||
 				string(reply["question"]) != `"What is 1/2?"` || reply["response"] == nil {
@@ -276,8 +276,8 @@ func TestJudgeFailsafe(t *testing.T) {
 func TestJudgeRolloutPrefix(t *testing.T) {
 	judge := &fakeJudge{verdicts: []string{"[[A!=B]]", "[[A!=B]]"}}
 	s := startWithJudge(t, judge, "observability_enabled: true")
-	post(t, s, "/ng-rollout/7-0/verify", verifyRequest("q", "2", "3"))
-	post(t, s, "/verify", verifyRequest("q", "2", "3"))
+	post(t, s, "/ng-rollout/7-0/verify", verifyRequest("q", "2", `\boxed{3}`))
+	post(t, s, "/verify", verifyRequest("q", "2", `\boxed{3}`))
 	if len(judge.requests) != 2 || judge.requests[0].path != "/ng-rollout/7-0/v1/responses" || judge.requests[1].path != "/v1/responses" {
 		t.Errorf("judge paths: %+v", judge.requests)
 	}
@@ -380,5 +380,21 @@ func BenchmarkVerifyInteger(b *testing.B) {
 func TestRegistered(t *testing.T) {
 	if _, ok := server.Lookup(Kind); !ok {
 		t.Fatalf("%s is not registered", Kind)
+	}
+}
+
+// As NeMo Gym 0.7.0's, an answer without a complete, non-empty last
+// \boxed{} scores 0 and asks neither the library nor the judge.
+func TestUnboxedAnswerScoresZero(t *testing.T) {
+	judge := &fakeJudge{}
+	s := startWithJudge(t, judge, "")
+	for _, answer := range []string{"The answer is 1/2.", `\boxed{}`, `\boxed{ }`, `\boxed{1/2`, `\boxed{1/2} and then \boxed{`} {
+		reply := post(t, s, "/verify", verifyRequest("What is 1/2?", `\frac{1}{2}`, answer))
+		if string(reply["reward"]) != "0.0" || string(reply["extracted_answer"]) != "null" || string(reply["judge_evaluations"]) != "null" {
+			t.Errorf("%q: %s", answer, reply)
+		}
+	}
+	if len(judge.requests) != 0 {
+		t.Errorf("the judge was asked %d times", len(judge.requests))
 	}
 }
