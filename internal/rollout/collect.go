@@ -363,7 +363,12 @@ func (c *collector) run(ctx context.Context, body []byte) {
 		var retire func()
 		if build.Retirable() {
 			store := c.o.Tokens.Store
-			retire = func() { build.Retire(store) }
+			retire = func() {
+				if err := build.Retire(store); err != nil && c.o.Log != nil {
+					fmt.Fprintf(c.o.Log, "Warning: could not retire the token capture of rollout (%d, %d); its files stay: %v\n",
+						res.Get(TaskIndexKey).Int(), res.Get(RolloutIndexKey).Int(), err)
+				}
+			}
 		}
 		c.recordThen(c.out, stamped, retire, progress.Outcome{Reward: reward.Num, HasReward: reward.Type == gjson.Number}, func(s *Summary) { s.Succeeded++ })
 	}
