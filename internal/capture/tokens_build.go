@@ -99,6 +99,9 @@ func readTokenEntry(line []byte) (*tokenEntry, error) {
 		return nil, fmt.Errorf("%s parent metadata cannot carry parent_call_id", e.resolution)
 	}
 	if n, ok := jsonInt(v.get("cum_len")); ok {
+		if n < 0 {
+			return nil, fmt.Errorf("cum_len %d is negative", n)
+		}
 		e.cumLen = &n
 	}
 	if d := v.get("digest"); d != nil && d.str != nil {

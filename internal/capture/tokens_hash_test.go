@@ -1,6 +1,12 @@
 package capture
 
-import "testing"
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
 
 // The goldens are NeMo Gym 0.7.0's own: assistant_fingerprint,
 // conversation_digest, compute_digest, canonicalize_tool_arguments and
@@ -60,5 +66,31 @@ func TestLineageHashes(t *testing.T) {
 	}
 	if got, want := string(env.appendPyDumps(nil)), `{"instructions": "\u00e9 \ud83d\ude00 \u007f\n", "tools": [{"a": null, "b": 1}]}`; got != want {
 		t.Errorf("appendPyDumps = %s; want %s", got, want)
+	}
+}
+
+// A damaged entry (a negative length) masks its rollout; it does not stop
+// the collector.
+func TestDamagedTokenEntries(t *testing.T) {
+	dir := t.TempDir()
+	s, err := OpenTokens(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entry := func(id, parent, resolution string, cumLen, ctxLen int) string {
+		p := "null"
+		if parent != "" {
+			p = `"` + parent + `"`
+		}
+		return fmt.Sprintf(`{"continuation_context_digest":"d","continuation_context_len":%d,"continuation_fingerprint":"f","cum_len":%d,"digest":"x","fingerprint_version":2,"generation_log_probs":[-0.5],"generation_token_ids":[3],"model_call_id":%q,"output_items":[],"parent_call_id":%s,"parent_resolution":%q,"prompt_token_ids":[1,2],"rollout_id":"0-0","schema_version":1}`,
+			ctxLen, cumLen, id, p, resolution)
+	}
+	lines := entry("p", "", "root", -1, -3) + "\n" + entry("c", "p", "resolved", 3, 0) + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "0-0.tokens.jsonl"), []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	row, build := s.Finalize([]byte(`{"response":{"id":"r","output":[]},"_ng_task_index":0,"_ng_rollout_index":0}`))
+	if build == nil || !build.Masked || !strings.Contains(string(row), `"mask_sample":true`) || !strings.Contains(string(row), "cum_len -1 is negative") {
+		t.Errorf("row %s, build %+v", row, build)
 	}
 }

@@ -124,7 +124,7 @@ func (c *TokenCall) resolve() {
 			return
 		}
 		if seen[e.ModelCallID] || e.ContinuationFingerprint != fp || e.FingerprintVersion == nil || *e.FingerprintVersion != fingerprintVersion ||
-			e.ContinuationContextDigest == "" || len(c.items) < e.ContinuationContextLen {
+			e.ContinuationContextDigest == "" || e.ContinuationContextLen < 0 || len(c.items) < e.ContinuationContextLen {
 			continue
 		}
 		if d, err := conversationDigest(c.items[:e.ContinuationContextLen]); err != nil || d != e.ContinuationContextDigest {

@@ -114,12 +114,36 @@ type translator struct {
 	// atom is where the last atom written starts, for a possessive
 	// quantifier to wrap it.
 	atom int
+	// verbose is (?x): whitespace and # comments outside classes are not
+	// part of the pattern.
+	verbose bool
+}
+
+// skipVerbose passes over whitespace or a comment at t.i in verbose mode,
+// reporting whether there was one.
+func (t *translator) skipVerbose() bool {
+	switch c := t.src[t.i]; {
+	case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f':
+		t.i++
+		return true
+	case c == '#':
+		if end := strings.IndexByte(t.src[t.i:], '\n'); end >= 0 {
+			t.i += end + 1
+		} else {
+			t.i = len(t.src)
+		}
+		return true
+	}
+	return false
 }
 
 func (t *translator) translate() (string, error) {
 	var open []int // where each open group starts in the output
 	for t.i < len(t.src) {
 		c := t.src[t.i]
+		if t.verbose && t.skipVerbose() {
+			continue
+		}
 		switch c {
 		case '*', '+', '?':
 			t.b.WriteByte(c)
@@ -158,8 +182,9 @@ func (t *translator) translate() (string, error) {
 			err = t.class()
 		case '(':
 			before := t.b.Len()
-			err = t.group()
-			if t.b.Len() > before {
+			var opened bool
+			opened, err = t.group()
+			if opened {
 				open = append(open, before)
 			}
 		default:
@@ -308,7 +333,17 @@ func (t *translator) escape(inClass bool) error {
 		}
 	case 'N':
 		return errors.New(`\N{...} escapes are not supported by gym`)
+	case '_':
+		t.b.WriteByte('_') // a literal in Python; regexp2 refuses the escape
 	default:
+		if e >= utf8.RuneSelf {
+			// An escaped non-ASCII character is itself.
+			t.i--
+			r, n := utf8.DecodeRuneInString(t.src[t.i:])
+			t.b.WriteRune(r)
+			t.i += n
+			return nil
+		}
 		t.b.WriteByte('\\')
 		t.b.WriteByte(e)
 	}
@@ -359,6 +394,9 @@ func (t *translator) class() error {
 		first = false
 	}
 	items := t.b.String()
+	if strings.HasPrefix(items, "^") {
+		items = `\` + items // a member, where it would negate the class it is put in
+	}
 	t.b = outer
 	if !done {
 		return errors.New("unterminated character set")
@@ -396,21 +434,22 @@ func (t *translator) class() error {
 	return nil
 }
 
-// group handles '(' at t.i: Python's extensions in .NET's spelling.
-func (t *translator) group() error {
+// group handles '(' at t.i: Python's extensions in .NET's spelling. It
+// reports whether what it wrote waits for a ')' of the pattern.
+func (t *translator) group() (bool, error) {
 	rest := t.src[t.i:]
 	switch {
 	case strings.HasPrefix(rest, "(?P<"):
 		end := strings.IndexByte(rest, '>')
 		if end < 0 {
-			return errors.New("missing >, unterminated name")
+			return false, errors.New("missing >, unterminated name")
 		}
 		name := rest[4:end]
 		if !validName(name) {
-			return fmt.Errorf("bad character in group name %q", name)
+			return false, fmt.Errorf("bad character in group name %q", name)
 		}
 		if _, dup := t.names[name]; dup {
-			return fmt.Errorf("redefinition of group name %q", name)
+			return false, fmt.Errorf("redefinition of group name %q", name)
 		}
 		t.groups++
 		if t.names == nil {
@@ -419,17 +458,19 @@ func (t *translator) group() error {
 		t.names[name] = t.groups
 		t.b.WriteString("(")
 		t.i += end + 1
+		return true, nil
 	case strings.HasPrefix(rest, "(?P="):
 		end := strings.IndexByte(rest, ')')
 		if end < 0 {
-			return errors.New("missing ), unterminated name")
+			return false, errors.New("missing ), unterminated name")
 		}
 		n, ok := t.names[rest[4:end]]
 		if !ok {
-			return fmt.Errorf("unknown group name %q", rest[4:end])
+			return false, fmt.Errorf("unknown group name %q", rest[4:end])
 		}
 		t.b.WriteString(`(?:\` + strconv.Itoa(n) + ")")
 		t.i += end + 1
+		return false, nil
 	case strings.HasPrefix(rest, "(?<=") || strings.HasPrefix(rest, "(?<!") || strings.HasPrefix(rest, "(?=") ||
 		strings.HasPrefix(rest, "(?!") || strings.HasPrefix(rest, "(?:") || strings.HasPrefix(rest, "(?>"):
 		n := 3
@@ -438,61 +479,79 @@ func (t *translator) group() error {
 		}
 		t.b.WriteString(rest[:n])
 		t.i += n
+		return true, nil
 	case strings.HasPrefix(rest, "(?#"):
 		end := strings.IndexByte(rest, ')')
 		if end < 0 {
-			return errors.New("missing ), unterminated comment")
+			return false, errors.New("missing ), unterminated comment")
 		}
 		t.i += end + 1
+		return false, nil
 	case strings.HasPrefix(rest, "(?("):
-		t.b.WriteString("(?(")
-		t.i += 3
+		// The condition is a group's number or name; names are numbers
+		// here, as the groups are.
+		end := strings.IndexByte(rest, ')')
+		if end < 0 {
+			return false, errors.New("missing ), unterminated name")
+		}
+		cond := rest[3:end]
+		if n, ok := t.names[cond]; ok {
+			cond = strconv.Itoa(n)
+		} else if _, err := strconv.Atoi(cond); err != nil {
+			return false, fmt.Errorf("bad character in group name %q", cond)
+		}
+		t.b.WriteString("(?(" + cond + ")")
+		t.i += end + 1
+		return true, nil
 	case strings.HasPrefix(rest, "(?"):
 		return t.flags(rest)
 	default:
 		t.groups++
 		t.b.WriteByte('(')
 		t.i++
+		return true, nil
 	}
-	return nil
 }
 
 // flags handles (?flags) and (?flags-flags:...).
-func (t *translator) flags(rest string) error {
+func (t *translator) flags(rest string) (bool, error) {
 	j := 2
 	for j < len(rest) && strings.IndexByte("aiLmsux-", rest[j]) >= 0 {
 		j++
 	}
 	if j >= len(rest) || (rest[j] != ')' && rest[j] != ':') {
 		if j < len(rest) {
-			return fmt.Errorf("unknown extension ?%c", rest[j])
+			return false, fmt.Errorf("unknown extension ?%c", rest[j])
 		}
-		return errors.New("missing -, : or )")
+		return false, errors.New("missing -, : or )")
 	}
 	spec := rest[2:j]
 	if strings.ContainsRune(spec, 'L') {
-		return errors.New("bad inline flags: cannot use 'L' flag with a str pattern")
+		return false, errors.New("bad inline flags: cannot use 'L' flag with a str pattern")
 	}
 	if rest[j] == ')' {
 		if t.i != 0 && !t.onlyFlagsBefore() {
-			return errors.New("global flags not at the start of the expression")
+			return false, errors.New("global flags not at the start of the expression")
 		}
 		if strings.ContainsRune(spec, 'a') {
 			t.ascii = true
 		}
-		keep := strings.NewReplacer("a", "", "u", "").Replace(spec)
+		if strings.ContainsRune(spec, 'x') {
+			t.verbose = true // the translation drops the whitespace and comments
+		}
+		keep := strings.NewReplacer("a", "", "u", "", "x", "").Replace(spec)
 		if keep != "" {
 			t.b.WriteString("(?" + keep + ")")
 		}
 		t.i += j + 1
-		return nil
+		return false, nil
 	}
-	if strings.ContainsAny(spec, "au") {
-		return errors.New("scoped ASCII or Unicode flags are not supported by gym")
+	if strings.ContainsAny(spec, "aux") {
+		return false, errors.New("scoped ASCII, Unicode or verbose flags are not supported by gym")
 	}
 	t.b.WriteString("(?" + spec + ":")
 	t.i += j + 1
-	return nil
+	return true, nil
 }
 
 // onlyFlagsBefore is whether everything before t.i is global flags, which

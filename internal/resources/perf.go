@@ -133,6 +133,15 @@ func perfStat(vs []perfNumber, stat string) json.RawMessage {
 	sorted := append([]perfNumber(nil), vs...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].f < sorted[j].f })
 	n := len(vs)
+	finite := true
+	for _, v := range vs {
+		finite = finite && !math.IsInf(v.f, 0) && !math.IsNaN(v.f)
+	}
+	if !finite && (stat == "mean" || stat == "std") {
+		// Beyond a float's range Python's statistics fail; gym gives the
+		// float arithmetic's answer (written as null).
+		return rawFloat(math.NaN())
+	}
 	switch stat {
 	case "mean":
 		// math.fsum: each value as a float, summed exactly.

@@ -36,8 +36,8 @@ func canonicalItem(raw string) string {
 		training = v.Get("prompt_token_ids").Exists() && v.Get("generation_token_ids").Exists() && v.Get("generation_log_probs").Exists()
 	}
 	if training {
-		o.set("prompt_token_ids", v.Get("prompt_token_ids").Raw)
-		o.set("generation_token_ids", v.Get("generation_token_ids").Raw)
+		o.set("prompt_token_ids", orNull(v.Get("prompt_token_ids")))
+		o.set("generation_token_ids", orNull(v.Get("generation_token_ids")))
 		var lps []string
 		v.Get("generation_log_probs").ForEach(func(_, lp gjson.Result) bool {
 			lps = append(lps, pyFloat(lp))
@@ -52,18 +52,18 @@ func canonicalItem(raw string) string {
 		if content.IsArray() {
 			o.set("content", inputParts(content))
 		} else {
-			o.set("content", content.Raw)
+			o.set("content", orNull(content))
 		}
-		o.set("role", v.Get("role").Raw)
+		o.set("role", orNull(v.Get("role")))
 		o.set("type", `"message"`)
 		o.set("phase", orNull(v.Get("phase")))
 	case "input_message":
 		o.set("content", inputParts(v.Get("content")))
-		o.set("role", v.Get("role").Raw)
-		o.set("status", v.Get("status").Raw)
+		o.set("role", orNull(v.Get("role")))
+		o.set("status", orNull(v.Get("status")))
 		o.set("type", `"message"`)
 	case "output_message":
-		o.set("id", v.Get("id").Raw)
+		o.set("id", orNull(v.Get("id")))
 		var parts []string
 		v.Get("content").ForEach(func(_, p gjson.Result) bool {
 			parts = append(parts, outputPart(p))
@@ -76,20 +76,20 @@ func canonicalItem(raw string) string {
 		o.set("phase", orNull(v.Get("phase")))
 	case "function_call":
 		for _, k := range []string{"arguments", "call_id", "name"} {
-			o.set(k, v.Get(k).Raw)
+			o.set(k, orNull(v.Get(k)))
 		}
 		o.set("type", `"function_call"`)
 		for _, k := range []string{"id", "status", "namespace"} {
 			o.set(k, orNull(v.Get(k)))
 		}
 	case "function_call_output":
-		o.set("call_id", v.Get("call_id").Raw)
-		o.set("output", v.Get("output").Raw)
+		o.set("call_id", orNull(v.Get("call_id")))
+		o.set("output", orNull(v.Get("output")))
 		o.set("type", `"function_call_output"`)
 		o.set("id", orNull(v.Get("id")))
 		o.set("status", orNull(v.Get("status")))
 	case "reasoning":
-		o.set("id", v.Get("id").Raw)
+		o.set("id", orNull(v.Get("id")))
 		var parts []string
 		v.Get("summary").ForEach(func(_, p gjson.Result) bool {
 			parts = append(parts, textPart(p))
@@ -186,12 +186,12 @@ func outputPartType(p gjson.Result) bool {
 func outputPart(p gjson.Result) string {
 	var o obj
 	if p.Get("type").Str == "refusal" || (!p.Get("type").Exists() && p.Get("refusal").Exists()) {
-		o.set("refusal", p.Get("refusal").Raw)
+		o.set("refusal", orNull(p.Get("refusal")))
 		o.set("type", `"refusal"`)
 		return o.String()
 	}
 	o.set("annotations", orDefault(p.Get("annotations"), "[]"))
-	o.set("text", p.Get("text").Raw)
+	o.set("text", orNull(p.Get("text")))
 	o.set("type", `"output_text"`)
 	o.set("logprobs", orNull(p.Get("logprobs")))
 	return o.String()
@@ -201,8 +201,8 @@ func outputPart(p gjson.Result) string {
 // the keys pydantic keeps beyond them.
 func textPart(p gjson.Result) string {
 	var o obj
-	o.set("text", p.Get("text").Raw)
-	o.set("type", p.Get("type").Raw)
+	o.set("text", orNull(p.Get("text")))
+	o.set("type", orNull(p.Get("type")))
 	p.ForEach(func(k, val gjson.Result) bool {
 		if k.Str != "text" && k.Str != "type" {
 			o.setAny(k.Str, val.Raw)

@@ -57,3 +57,19 @@ func TestTrajectory(t *testing.T) {
 		t.Errorf("a trajectory without observability: %s", body)
 	}
 }
+
+// An item missing a field NeMo Gym's model requires still gives valid JSON
+// (the field null): the row is kept.
+func TestCanonicalItemWithMissingFields(t *testing.T) {
+	for _, item := range []string{
+		`{"type":"message","role":"assistant","content":[{"type":"output_text","text":"hi"}]}`,
+		`{"type":"message","content":"hi"}`,
+		`{"type":"reasoning","id":"r","summary":[{"text":"t"}]}`,
+		`{"type":"message","role":"assistant","id":"m","content":[{"type":"output_text"}]}`,
+		`{"type":"function_call","call_id":"c"}`,
+	} {
+		if got := canonicalItem(item); !gjson.Valid(got) {
+			t.Errorf("canonicalItem(%s) = %s, not JSON", item, got)
+		}
+	}
+}

@@ -27,12 +27,14 @@ var pyrePatterns = []string{
 	`\bB\b`, `\BB\B`, `[^\W\d_]+`, `[\w-]+`, `[[A-D]]`, `[a-z-[aeiou]]`, `[]A]`, `\[([A-D])\]`, `(A|B)+?`, `([A-D])\1`, `(?:x)?([A-D])`,
 	`(?i:answer):\s*([A-D])`, `Réponse\s*:\s*([A-D])`, `答案[:：]\s*([A-D])`, `(\d+)\s*%`, `\x41`, `\u00e9`, `a{2,}`, `a{,2}`, `{foo}`, `(?#note)([A-D])`,
 	`(?>a+)b`, `(a)?b(?(1)c|d)`, `.*?([A-D])`, `(?i)final answer.*?\b([A-D])\b`,
+	`\é`, `\_`, `[\D^x]+`, `[^\W^]`, `(?P<x>a)?(?(x)b|c)`, "(?x) a # (comment\n", `(?x) a ++ b`, "(?x) [a-c] # [ not a class\n \\d",
+	`(x)?a*(?(1)b|a)++a`, `(?i)(a)?(?(1)b|c)++`, `(?P<n>a)(x(?P=n)y)++`,
 	`(?<name>A)`, `\k<name>`, `\p{L}`, `[A-D`, `(A`, `A)`, `*A`, `\q`, `(?P<1a>A)`, `(?P=nope)`, `a(?i)b`, `(?L)a`, `a++`, `\N{LATIN SMALL LETTER A}`,
 }
 
 var pyreTexts = []string{
 	"The answer is B.", "Answer: C", "answer:   d", "The best answer is (A)", "\\boxed{B}", "I think not A, but B.", "AA BB", "A\n", "A\nB\n", "Final answer: B\nanswer: c",
-	"Réponse\u00a0: B", "答案：C", "50 % and 70%", "é ﬁ ² ½ x_y", "word-like text_here", "[B] [C]", "ab aab aaab", "", "BbB", "\u2028B\u2029", "no letters here 123", "xyz{foo}",
+	"Réponse\u00a0: B", "答案：C", "ab c xb", "12^x3a", "aaa", "axayay", "é_", "a b2", "50 % and 70%", "é ﬁ ² ½ x_y", "word-like text_here", "[B] [C]", "ab aab aaab", "", "BbB", "\u2028B\u2029", "no letters here 123", "xyz{foo}",
 }
 
 // TestPythonRegexesMatchPython holds internal/pyre to Python 3.13's re
