@@ -6,11 +6,10 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 
+	"github.com/nemo-gym-go/gym/internal/config/interp"
 	"github.com/nemo-gym-go/gym/internal/server"
 )
 
@@ -73,7 +72,7 @@ func (c Correlation) RolloutIDFromRun(body []byte) (string, error) {
 			// NeMo Gym's words, which rows quote (_ng_token_capture.error).
 			got := shortJSON(explicit.Raw)
 			if explicit.Type == gjson.String {
-				got = pyRepr(explicit.Str)
+				got = shortJSON(interp.PythonStrRepr(explicit.Str))
 			}
 			return "", fmt.Errorf("%s must be a string of letters, digits, dots, dashes or underscores starting with a letter or digit; got %s",
 				RolloutIDKey, got)
@@ -204,38 +203,6 @@ func attemptNumber(v gjson.Result) (int64, error) {
 
 // shortJSON cuts a value quoted into an error message, so that a hostile
 // row cannot make the message huge.
-// pyRepr is Python's repr of a string, cut as shortJSON cuts.
-func pyRepr(s string) string {
-	quote := byte('\'')
-	if strings.Contains(s, "'") && !strings.Contains(s, `"`) {
-		quote = '"'
-	}
-	b := []byte{quote}
-	for _, r := range s {
-		switch {
-		case r == '\\' || r == rune(quote):
-			b = append(b, '\\', byte(r))
-		case r == '\n':
-			b = append(b, `\n`...)
-		case r == '\r':
-			b = append(b, `\r`...)
-		case r == '\t':
-			b = append(b, `\t`...)
-		case r < 0x20 || r == 0x7f:
-			b = fmt.Appendf(b, `\x%02x`, r)
-		case !unicode.IsPrint(r) && r > 0x7f:
-			if r > 0xffff {
-				b = fmt.Appendf(b, `\U%08x`, r)
-			} else {
-				b = fmt.Appendf(b, `\u%04x`, r)
-			}
-		default:
-			b = utf8.AppendRune(b, r)
-		}
-	}
-	return shortJSON(string(append(b, quote)))
-}
-
 func shortJSON(raw string) string {
 	const max = 80
 	if len(raw) > max {

@@ -41,13 +41,9 @@ func (e *UnwritableError) Error() string { return e.Msg }
 // maxDepth is about where Python's json.loads runs out of recursion.
 const maxDepth = 990
 
-// canonical parses raw as json.loads does and writes it as orjson does.
-func canonical(raw []byte) ([]byte, error) {
-	return appendCanonical(make([]byte, 0, len(raw)), raw)
-}
-
-// appendCanonical is canonical appending to dst: in one pass, or through
-// the tree when a key repeats. On error dst comes back as it was.
+// appendCanonical parses raw as json.loads does and appends it to dst as
+// orjson writes it: in one pass, or through the tree when a key repeats. On
+// error dst comes back as it was.
 func appendCanonical(dst, raw []byte) ([]byte, error) {
 	out, err := transcode(dst, raw)
 	if !errors.Is(err, errDuplicateKey) {

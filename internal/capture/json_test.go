@@ -24,21 +24,21 @@ func TestCanonical(t *testing.T) {
 		{`1e-6`, `1e-6`},
 	}
 	for _, tt := range tests {
-		got, err := canonical([]byte(tt.in))
+		got, err := appendCanonical(nil, []byte(tt.in))
 		if err != nil || string(got) != tt.want {
-			t.Errorf("canonical(%s) = %s, %v; want %s", tt.in, got, err, tt.want)
+			t.Errorf("appendCanonical(nil, %s) = %s, %v; want %s", tt.in, got, err, tt.want)
 		}
 	}
 	for _, bad := range []string{`{"a":}`, `[1,]`, `01`, `1.`, "\"\xff\"", `{"a":1} x`, `"\x01"`} {
 		var se *SyntaxError
-		if _, err := canonical([]byte(bad)); !errors.As(err, &se) {
-			t.Errorf("canonical(%q) = %v; want a syntax error", bad, err)
+		if _, err := appendCanonical(nil, []byte(bad)); !errors.As(err, &se) {
+			t.Errorf("appendCanonical(nil, %q) = %v; want a syntax error", bad, err)
 		}
 	}
 	for _, unwritable := range []string{`18446744073709551616`, `-9223372036854775809`, `"\ud800"`, `"\udc00x"`} {
 		var ue *UnwritableError
-		if _, err := canonical([]byte(unwritable)); !errors.As(err, &ue) {
-			t.Errorf("canonical(%s) = %v; want unwritable", unwritable, err)
+		if _, err := appendCanonical(nil, []byte(unwritable)); !errors.As(err, &ue) {
+			t.Errorf("appendCanonical(nil, %s) = %v; want unwritable", unwritable, err)
 		}
 	}
 }
@@ -112,14 +112,14 @@ func FuzzCanonical(f *testing.F) {
 				t.Fatalf("%q: transcode %q, %v; tree %q, %v", data, fast, ferr, slow, terr)
 			}
 		}
-		out, err := canonical(data)
+		out, err := appendCanonical(nil, data)
 		if err != nil {
 			return
 		}
 		// What gym writes reads back to itself.
-		again, err := canonical(out)
+		again, err := appendCanonical(nil, out)
 		if err != nil || string(again) != string(out) {
-			t.Fatalf("canonical(%q) = %q, which reads back as %q, %v", data, out, again, err)
+			t.Fatalf("appendCanonical(nil, %q) = %q, which reads back as %q, %v", data, out, again, err)
 		}
 	})
 }

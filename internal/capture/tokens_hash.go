@@ -9,6 +9,8 @@ import (
 	"hash"
 	"sort"
 	"unicode/utf16"
+
+	"github.com/nemo-gym-go/gym/internal/resources"
 )
 
 // fingerprintVersion is NeMo Gym's FINGERPRINT_VERSION: entries stamped
@@ -223,7 +225,7 @@ func toolArguments(v *jvalue) string {
 	if v.str != nil {
 		parsed, err := parse([]byte(*v.str))
 		if err != nil {
-			return pyStrip(*v.str)
+			return resources.PyStrip(*v.str)
 		}
 		return sortedJSON(parsed)
 	}
@@ -349,24 +351,4 @@ func firstTruthy(vs ...*jvalue) string {
 		}
 	}
 	return ""
-}
-
-// pyStrip is Python's str.strip() of whitespace.
-func pyStrip(s string) string {
-	isSpace := func(r rune) bool {
-		switch r {
-		case ' ', '\t', '\n', '\r', '\v', '\f', 0x1c, 0x1d, 0x1e, 0x1f, 0x85, 0xa0, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000:
-			return true
-		}
-		return r >= 0x2000 && r <= 0x200a
-	}
-	rs := []rune(s)
-	i, j := 0, len(rs)
-	for i < j && isSpace(rs[i]) {
-		i++
-	}
-	for j > i && isSpace(rs[j-1]) {
-		j--
-	}
-	return string(rs[i:j])
 }

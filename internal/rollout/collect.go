@@ -17,6 +17,7 @@ import (
 	"github.com/tidwall/sjson"
 
 	"github.com/nemo-gym-go/gym/internal/capture"
+	"github.com/nemo-gym-go/gym/internal/config/interp"
 	"github.com/nemo-gym-go/gym/internal/config/tree"
 	"github.com/nemo-gym-go/gym/internal/jsonl"
 	"github.com/nemo-gym-go/gym/internal/openai"
@@ -77,18 +78,10 @@ type MaskFractionError struct {
 func (e *MaskFractionError) Error() string {
 	reasons := make([]string, len(e.Reasons))
 	for i, r := range e.Reasons {
-		reasons[i] = fmt.Sprintf("%s: %d", pyRepr(r), e.Counts[r])
+		reasons[i] = fmt.Sprintf("%s: %d", interp.PythonStrRepr(r), e.Counts[r])
 	}
 	return fmt.Sprintf("%d/%d finalized rollouts (%.1f%%) are masked, exceeding token_id_capture.max_mask_fraction=%s. Mask reasons: {%s}. Aborting instead of collecting mostly token-less data.",
 		e.Masked, e.Finalized, 100*float64(e.Masked)/float64(e.Finalized), tree.PythonFloatRepr(e.Limit), strings.Join(reasons, ", "))
-}
-
-// pyRepr is Python's repr of a plain string.
-func pyRepr(s string) string {
-	if strings.Contains(s, "'") && !strings.Contains(s, `"`) {
-		return `"` + strings.ReplaceAll(s, `\`, `\\`) + `"`
-	}
-	return "'" + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), "'", `\'`) + "'"
 }
 
 // Summary counts what a collection did.

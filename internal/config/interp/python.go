@@ -97,6 +97,13 @@ func writeKeyRepr(b *strings.Builder, e tree.Entry) {
 	}
 }
 
+// PythonStrRepr is Python's repr() of the str s.
+func PythonStrRepr(s string) string {
+	var b strings.Builder
+	writeStrRepr(&b, s)
+	return b.String()
+}
+
 // writeStrRepr quotes s as Python's repr(str) does: single quotes unless s
 // holds a single quote and no double quote, backslash escapes for the
 // quote, backslash and \t \n \r, and \xhh, \uhhhh or \Uhhhhhhhh for other
