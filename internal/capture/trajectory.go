@@ -512,13 +512,11 @@ func mergeCall(producer, captured *jvalue) *jvalue {
 // of its turns, tool calls and the tokens of the model calls its
 // invocations own; nil for a trajectory with no invocation (the
 // collector's own projection), which has no turns to speak of.
-// latencyMS is the /run's wall-clock time, when known.
-func ngPerf(traj *jvalue, latencyMS *float64) *jvalue {
-	if !traj.isObject() {
-		return nil
-	}
-	t, err := validate(traj, trajectoryRecord)
-	if err != nil || len(t.get("invocations").items) == 0 {
+// t is a record validate made — NeMo Gym validates it again, which changes
+// nothing a second time; latencyMS is the /run's wall-clock time, when
+// known.
+func ngPerf(t *jvalue, latencyMS *float64) *jvalue {
+	if !t.isObject() || len(t.get("invocations").items) == 0 {
 		return nil
 	}
 	calls := t.get("model_calls").items
