@@ -357,9 +357,9 @@ func appendStringByte(dst []byte, c byte) []byte {
 	return append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
 }
 
-// round2 is Python's round(x, 2): the decimal nearest the exact binary
-// value, ties to even.
-func round2(x float64) float64 {
-	r, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'f', 2, 64), 64)
+// pyRound is Python's round(x, places): the decimal nearest the exact
+// binary value, ties to even.
+func pyRound(x float64, places int) float64 {
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'f', places, 64), 64)
 	return r
 }

@@ -62,11 +62,11 @@ func TestAppendFloat(t *testing.T) {
 
 // Python's round(x, 2) and sum() of floats, which the latencies go through.
 func TestPythonArithmetic(t *testing.T) {
-	if got := round2(0.125); got != 0.12 {
-		t.Errorf("round2(0.125) = %v", got)
+	if got := pyRound(0.125, 2); got != 0.12 {
+		t.Errorf("pyRound(0.125, 2) = %v", got)
 	}
-	if got := round2(0.375); got != 0.38 {
-		t.Errorf("round2(0.375) = %v", got)
+	if got := pyRound(0.375, 2); got != 0.38 {
+		t.Errorf("pyRound(0.375, 2) = %v", got)
 	}
 	if got := string(tree.AppendOrjsonFloat(nil, pySum([]float64{0.86, 1.5, 0.19, 0.17, 0.16, 0.38, 1.85, 1.04, 2.19, 0.2}))); got != "8.540000000000001" {
 		t.Errorf("sum = %s", got)

@@ -286,10 +286,10 @@ func (c *call) record(dst, scratch []byte, serverName string, cw *captureWriter)
 	dst = append(dst, `,"completed_at":`...)
 	dst = tree.AppendOrjsonFloat(dst, epochSeconds(c.end))
 	dst = append(dst, `,"latency_ms":`...)
-	dst = tree.AppendOrjsonFloat(dst, round2(float64(c.end.Sub(c.start))/float64(time.Millisecond)))
+	dst = tree.AppendOrjsonFloat(dst, pyRound(float64(c.end.Sub(c.start))/float64(time.Millisecond), 2))
 	dst = append(dst, `,"latency_ttft_ms":`...)
 	if c.sawByte {
-		dst = tree.AppendOrjsonFloat(dst, round2(float64(c.ttft)/float64(time.Millisecond)))
+		dst = tree.AppendOrjsonFloat(dst, pyRound(float64(c.ttft)/float64(time.Millisecond), 2))
 	} else {
 		dst = append(dst, "null"...)
 	}

@@ -671,7 +671,7 @@ func prefixMerging(input []*tokenEntry, terminal string) *buildNotes {
 	}
 	n.roots, n.chains, n.delivered, n.chainsOut = len(roots), len(chains), delivered, chains
 	if n.captured > 0 {
-		n.deliveredFraction = round4(float64(delivered) / float64(n.captured))
+		n.deliveredFraction = pyRound(float64(delivered)/float64(n.captured), 4)
 	}
 	return n
 }
@@ -733,9 +733,4 @@ func longestPrefixParent(prompt []int64, earlier []*buildNode) *buildNode {
 		return best[0]
 	}
 	return nil
-}
-
-func round4(x float64) float64 {
-	f, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'f', 4, 64), 64)
-	return f
 }

@@ -236,7 +236,7 @@ func assemble(key string, lines [][]byte, verified *jvalue, model, explicit, dec
 	m.set("chains", rawValue(strconv.Itoa(notes.chains)))
 	m.set("roots", rawValue(strconv.Itoa(notes.roots)))
 	m.set("quarantined_calls", rawValue(strconv.Itoa(len(notes.quarantined))))
-	m.set("quarantined_fraction", rawValue(string(tree.AppendOrjsonFloat(nil, round4(float64(len(notes.quarantined))/float64(len(entries)))))))
+	m.set("quarantined_fraction", rawValue(string(tree.AppendOrjsonFloat(nil, pyRound(float64(len(notes.quarantined))/float64(len(entries)), 4)))))
 	m.set("delivered_fraction", rawValue(string(tree.AppendOrjsonFloat(nil, notes.deliveredFraction))))
 	m.set("generated_tokens_captured", rawValue(strconv.Itoa(notes.captured)))
 	m.set("generated_tokens_delivered", rawValue(strconv.Itoa(notes.delivered)))
