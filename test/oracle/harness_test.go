@@ -543,6 +543,12 @@ config_paths:
 // name too) come back.
 func (e *env) runScript(t *testing.T, what string, script []byte, inputs map[string][]byte, out string, args ...string) []string {
 	t.Helper()
+	return e.runScriptEnv(t, nil, what, script, inputs, out, args...)
+}
+
+// runScriptEnv is runScript with environ added to the script's environment.
+func (e *env) runScriptEnv(t *testing.T, environ []string, what string, script []byte, inputs map[string][]byte, out string, args ...string) []string {
+	t.Helper()
 	path := func(name string) string { return filepath.Join(e.tmp, name) }
 	inputs = maps.Clone(inputs)
 	inputs[what+".py"] = script
@@ -560,7 +566,7 @@ func (e *env) runScript(t *testing.T, what string, script []byte, inputs map[str
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	stdout, stderr, code, err := e.run(ctx, e.tmp, nil, argv...)
+	stdout, stderr, code, err := e.run(ctx, e.tmp, environ, argv...)
 	if err != nil || code != 0 {
 		t.Fatalf("NeMo Gym's %s: exit %d, %v\n%s\n%s", what, code, err, stdout, stderr)
 	}

@@ -93,23 +93,9 @@ func TestMathAgreesWithNeMoGym(t *testing.T) {
 		}
 		cases, lines = append(cases, c), append(lines, l)
 	}
-	script := filepath.Join(e.tmp, "math.py")
-	if err := os.WriteFile(script, mathVerifyScript, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	casesPath, outPath := filepath.Join(e.tmp, "math-cases.jsonl"), filepath.Join(e.tmp, "math-nemo.jsonl")
-	if err := os.WriteFile(casesPath, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	stdout, stderr, code, err = e.run(ctx, e.tmp, []string{"PYTHONPATH=" + lib}, "/opt/nemo-gym/bin/python", script, casesPath, outPath)
-	if err != nil || code != 0 {
-		t.Fatalf("NeMo Gym's math_verify: exit %d, %v\n%s\n%s", code, err, stdout, stderr)
-	}
-	data, err := os.ReadFile(outPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	theirs := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	theirs := e.runScriptEnv(t, []string{"PYTHONPATH=" + lib}, "math_with_judge", mathVerifyScript,
+		map[string][]byte{"math-cases.jsonl": []byte(strings.Join(lines, "\n") + "\n")}, "math-nemo.jsonl",
+		"math-cases.jsonl", "math-nemo.jsonl")
 	byExpected := map[string][2]int{}
 	var differ []string
 	for i, c := range cases {
