@@ -63,24 +63,33 @@ func assistantFingerprint(items []*jvalue) (string, error) {
 			continue
 		}
 		count++
-		parts, err := contentParts(m.get("content"))
-		if err != nil {
+		if err := hashTurn(h, 0, m); err != nil {
 			return "", err
-		}
-		for _, p := range parts {
-			hashField(h, 0, p[0])
-			hashField(h, 1, p[1])
-		}
-		for _, t := range toolCalls(m) {
-			hashField(h, 2, t[0])
-			hashField(h, 3, t[1])
-			hashField(h, 4, t[2])
 		}
 	}
 	if count == 0 {
 		return "", nil
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// hashTurn hashes a turn's content parts and tool calls under the five
+// field tags from first on.
+func hashTurn(h hash.Hash, first byte, m *jvalue) error {
+	parts, err := contentParts(m.get("content"))
+	if err != nil {
+		return err
+	}
+	for _, p := range parts {
+		hashField(h, first, p[0])
+		hashField(h, first+1, p[1])
+	}
+	for _, t := range toolCalls(m) {
+		hashField(h, first+2, t[0])
+		hashField(h, first+3, t[1])
+		hashField(h, first+4, t[2])
+	}
+	return nil
 }
 
 // conversationDigest is NeMo Gym's conversation_digest: every turn,
@@ -97,18 +106,8 @@ func conversationDigest(items []*jvalue) (string, error) {
 			role = m.get("type")
 		}
 		hashField(h, 0, pyStrOr(role, ""))
-		parts, err := contentParts(m.get("content"))
-		if err != nil {
+		if err := hashTurn(h, 1, m); err != nil {
 			return "", err
-		}
-		for _, p := range parts {
-			hashField(h, 1, p[0])
-			hashField(h, 2, p[1])
-		}
-		for _, t := range toolCalls(m) {
-			hashField(h, 3, t[0])
-			hashField(h, 4, t[1])
-			hashField(h, 5, t[2])
 		}
 		for _, r := range toolResults(m) {
 			hashField(h, 6, r[0])
