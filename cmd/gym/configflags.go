@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/nemo-gym-go/gym/internal/config/override"
+	"github.com/nemo-gym-go/gym/internal/launcher"
 	"github.com/nemo-gym-go/gym/internal/resolve"
 )
 
@@ -21,6 +22,7 @@ type configFlags struct {
 	model           string
 	modelURL        string
 	modelAPIKey     string
+	builtinServers  string
 }
 
 // register declares the flags in NeMo Gym's declaration order, which is
@@ -35,6 +37,12 @@ func (c *configFlags) register(fs *pflag.FlagSet) {
 	fs.StringVarP(&c.model, "model", "m", "", "policy model name (sets policy_model_name)")
 	fs.StringVar(&c.modelURL, "model-url", "", "policy model base URL (sets policy_base_url)")
 	fs.StringVar(&c.modelAPIKey, "model-api-key", "", "policy model API key (sets policy_api_key)")
+}
+
+// registerBuiltinServers declares --builtin-servers, for the commands that
+// start servers.
+func (c *configFlags) registerBuiltinServers(fs *pflag.FlagSet) {
+	fs.StringVar(&c.builtinServers, "builtin-servers", "", "shadow: the earliest search root's server runs, as in NeMo Gym (the default); prefer: gym's Go built-in runs in place of a Python server of the same kind when it reads every key of its config (sets builtin_servers)")
 }
 
 // overrides translates the flags and the passthrough tokens into the
@@ -98,6 +106,13 @@ func (c *configFlags) overrides(roots *resolve.Roots, verbose bool, passthrough 
 		if kv.value != "" {
 			tokens = append(tokens, "+"+kv.key+"="+override.Quote(kv.value))
 		}
+	}
+	switch c.builtinServers {
+	case "":
+	case launcher.BuiltinShadow, launcher.BuiltinPrefer:
+		tokens = append(tokens, "++"+launcher.BuiltinServersKey+"="+c.builtinServers)
+	default:
+		return nil, nil, usageErrorf("--builtin-servers is %q; it must be %s or %s", c.builtinServers, launcher.BuiltinShadow, launcher.BuiltinPrefer)
 	}
 	return append(tokens, rest...), warnings, nil
 }

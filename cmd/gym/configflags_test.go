@@ -52,6 +52,12 @@ func TestOverrides(t *testing.T) {
 				root + "/responses_api_models/vllm_model/configs/vllm_model.yaml,c.yaml,d.yaml]", "++x=1"},
 		},
 		{
+			name:        "builtin servers after the model flags, before passthrough",
+			flags:       configFlags{model: "m", builtinServers: "prefer"},
+			passthrough: []string{"+x=1"},
+			want:        []string{"+policy_model_name='m'", "++builtin_servers=prefer", "+x=1"},
+		},
+		{
 			name:  "paths Hydra would misread are quoted",
 			flags: configFlags{configs: []string{"my dir/a,b.yaml"}},
 			want:  []string{"+config_paths=['my dir/a,b.yaml']"},
@@ -67,6 +73,14 @@ func TestOverrides(t *testing.T) {
 				t.Errorf("got  %q\nwant %q", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestBuiltinServersFlagRefusesOtherValues(t *testing.T) {
+	roots := resolve.NewRoots("", t.TempDir(), "")
+	_, _, err := (&configFlags{builtinServers: "always"}).overrides(roots, false, nil)
+	if err == nil || err.Error() != `--builtin-servers is "always"; it must be shadow or prefer` {
+		t.Errorf("err = %v", err)
 	}
 }
 

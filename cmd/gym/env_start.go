@@ -48,6 +48,7 @@ its own stops the rest and exits 1.`,
 		},
 	}
 	opts.config.register(cmd.Flags())
+	opts.config.registerBuiltinServers(cmd.Flags())
 	cmd.Flags().DurationVar(&opts.grace, "shutdown-grace", defaultShutdownGrace, "how long servers get to stop after SIGTERM before SIGKILL")
 	return cmd
 }
@@ -75,6 +76,7 @@ error; nothing is reported ready that was not built.`,
 		},
 	}
 	opts.config.register(cmd.Flags())
+	opts.config.registerBuiltinServers(cmd.Flags())
 	return cmd
 }
 
@@ -123,7 +125,7 @@ func (f *Factory) launchOptions(res *config.Result, roots commandRoots, out io.W
 		Environ:         f.childEnviron(roots),
 		LookPath:        f.LookPath,
 		Self:            self,
-		Registered:      func(kind string) bool { _, ok := server.Lookup(kind); return ok },
+		Builtin:         server.UnknownConfigKeys,
 		RegisteredKinds: server.Kinds(),
 		Cwd:             roots.cwd,
 		Out:             out,

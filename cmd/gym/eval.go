@@ -138,6 +138,7 @@ aggregate' are the whole run, with its metrics.`,
 	}
 	fs := cmd.Flags()
 	opts.config.register(fs)
+	opts.config.registerBuiltinServers(fs)
 	fs.BoolVar(&opts.noServe, "no-serve", false, "collect against servers already started with 'gym env start'")
 	fs.BoolVar(&opts.resume, "resume", false, "continue an earlier run of the same output: run only the rollouts it is missing")
 	fs.StringVarP(&opts.agent, "agent", "a", "", "agent instance for rows without an agent_ref (agent_name)")

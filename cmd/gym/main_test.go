@@ -88,6 +88,9 @@ func TestScripts(t *testing.T) {
 				return err
 			}
 			env.Setenv("GYM_REPO_ROOT", repo)
+			// GYMBIN alone on PATH is a machine without Python or uv.
+			gymBin, _, _ := strings.Cut(env.Getenv("PATH"), string(os.PathListSeparator))
+			env.Setenv("GYMBIN", gymBin)
 			return hideUV(env)
 		},
 	})

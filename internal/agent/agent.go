@@ -51,6 +51,10 @@ type Base struct {
 	SingleTry *server.Client
 }
 
+// ConfigKeys are the keys of an agent's section New reads, which every Go
+// agent registers beside its own.
+var ConfigKeys = []string{"skip_verification", "skip_verification_reward", "token_id_capture"}
+
 // New reads the base config from rt's section and the correlation
 // switches from the global config.
 func New(rt *server.Runtime) (*Base, error) {

@@ -40,7 +40,7 @@ exec sleep 300
 	if l.cgroup == nil {
 		t.Skipf("no cgroup v2 gym may write to here: %s", f.out)
 	}
-	specs, err := plan(opts.Result, opts.Roots, os.LookupEnv, opts.Registered, nil)
+	specs, err := plan(opts.Result, opts.Roots, os.LookupEnv, opts.Builtin, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,8 +36,10 @@ type Options struct {
 	Environ  []string
 	LookPath func(string) (string, error)
 	// Self is this binary, run as `gym serve` for Go implementations.
-	Self            string
-	Registered      func(kind string) bool
+	Self string
+	// Builtin says which Go implementations this binary has and what
+	// config keys they read.
+	Builtin         Builtin
 	RegisteredKinds []string
 	Cwd             string
 	Out             io.Writer
@@ -121,9 +123,14 @@ func Start(ctx context.Context, opts Options) (*Launch, error) {
 		return nil, &config.Error{Class: config.ClassNoServerInstances, Msg: "No server instances are configured, so there is nothing to run. Pass one or more configs, e.g.:\n" +
 			"  gym env start --config resources_servers/<env>/configs/<env>.yaml --config responses_api_models/<model>/configs/<model>.yaml"}
 	}
-	specs, err := plan(res, opts.Roots, res.LookupEnv, opts.Registered, opts.RegisteredKinds)
+	specs, err := plan(res, opts.Roots, res.LookupEnv, opts.Builtin, opts.RegisteredKinds)
 	if err != nil {
 		return nil, err
+	}
+	for _, spec := range specs {
+		if spec.Note != "" {
+			fmt.Fprintln(opts.Out, spec.Note)
+		}
 	}
 	if err := becomeSubreaper(); err != nil {
 		fmt.Fprintf(opts.Out, "warning: cannot become a child subreaper (%v); orphaned grandchildren are left to init\n", err)

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/nemo-gym-go/gym/internal/config"
+	"github.com/nemo-gym-go/gym/internal/config/tree"
 	"github.com/nemo-gym-go/gym/internal/python"
 	"github.com/nemo-gym-go/gym/internal/resolve"
 	"github.com/nemo-gym-go/gym/internal/server"
@@ -127,7 +128,7 @@ func (f *fixture) options(t *testing.T, yaml string, overrides ...string) Option
 	}
 	return Options{
 		Result: res, Roots: roots, Environ: f.environ, LookPath: lookPathNoUV, Self: "/nonexistent/gym",
-		Registered: func(string) bool { return false }, Cwd: f.dir, Out: f.out, Grace: 2 * time.Second,
+		Builtin: noBuiltins, Cwd: f.dir, Out: f.out, Grace: 2 * time.Second,
 	}
 }
 
@@ -403,7 +404,7 @@ func TestStopEscalatesToSIGKILL(t *testing.T) {
 	opts := f.options(t, serverYAML("stubborn", "stubborn", "app.sh"))
 	opts.Grace = 200 * time.Millisecond
 	l := &Launch{opts: opts, out: &syncWriter{w: f.out}, crashed: make(chan *child, 1), stopping: make(chan struct{})}
-	specs, err := plan(opts.Result, opts.Roots, os.LookupEnv, opts.Registered, nil)
+	specs, err := plan(opts.Result, opts.Roots, os.LookupEnv, opts.Builtin, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -438,7 +439,7 @@ func TestStopDoesNotWaitForADaemonHoldingOutput(t *testing.T) {
 		"#!/bin/sh\nsetsid sleep 30 &\necho \"daemon $!\"\nexec sleep 30\n", 0o755)
 	opts := f.options(t, serverYAML("d", "daemonizing", "app.sh"))
 	l := &Launch{opts: opts, out: &syncWriter{w: f.out}, crashed: make(chan *child, 1), stopping: make(chan struct{})}
-	specs, err := plan(opts.Result, opts.Roots, os.LookupEnv, opts.Registered, nil)
+	specs, err := plan(opts.Result, opts.Roots, os.LookupEnv, opts.Builtin, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -686,3 +687,6 @@ func TestReusedPython(t *testing.T) {
 		t.Errorf("got %q, want 3.13.18", got)
 	}
 }
+
+// noBuiltins is a binary with no Go implementation registered.
+func noBuiltins(string, *tree.Node) ([]string, bool) { return nil, false }

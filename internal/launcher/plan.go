@@ -41,7 +41,10 @@ type ChildSpec struct {
 	Dir            string // component directory, the child's cwd ("" for a Go server with no directory)
 	Host           string
 	Port           int
-	kind           runKind
+	// Note says why a server runs as it does when that is not the
+	// default rule (builtin_servers: prefer); "" otherwise.
+	Note string
+	kind runKind
 }
 
 // Kind is "<server type>/<implementation>", the registry key.
@@ -64,12 +67,33 @@ type PlanError struct{ Msg string }
 
 func (e *PlanError) Error() string { return e.Msg }
 
+// BuiltinServersKey chooses between a Go built-in and a Python server of
+// the same kind: BuiltinShadow (the default) keeps NeMo Gym's rule that the
+// earliest search root holding the component wins; BuiltinPrefer runs the
+// built-in even where a Python component shadows it, unless the section
+// sets a key the built-in does not read.
+const (
+	BuiltinServersKey = "builtin_servers"
+	BuiltinShadow     = "shadow"
+	BuiltinPrefer     = "prefer"
+)
+
+// Builtin reports whether a Go implementation is registered as kind and
+// which keys of a server section it would not read (server.UnknownConfigKeys).
+type Builtin func(kind string, section *tree.Node) (unknown []string, registered bool)
+
 // plan decides, for every valid server instance, how to run it (DESIGN.md
 // "Child process"): an entrypoint file in the resolved component directory
 // runs as Python (.py) or directly (executable); otherwise a Go
 // implementation registered under <server_type>/<implementation> runs via
-// `gym serve`; otherwise it is an error listing what was tried.
-func plan(res *config.Result, roots *resolve.Roots, lookupEnv func(string) (string, bool), registered func(kind string) bool, registeredKinds []string) ([]ChildSpec, error) {
+// `gym serve`; otherwise it is an error listing what was tried. With
+// builtin_servers: prefer, a registered Go implementation that reads every
+// key of the section runs in place of a Python entrypoint.
+func plan(res *config.Result, roots *resolve.Roots, lookupEnv func(string) (string, bool), builtin Builtin, registeredKinds []string) ([]ChildSpec, error) {
+	prefer, err := preferBuiltins(res)
+	if err != nil {
+		return nil, err
+	}
 	var specs []ChildSpec
 	for _, in := range res.Instances {
 		spec := ChildSpec{Instance: in.Name, ServerType: in.Type, Implementation: in.Implementation}
@@ -93,14 +117,23 @@ func plan(res *config.Result, roots *resolve.Roots, lookupEnv func(string) (stri
 		found := isComponentDir(dir, spec.Entrypoint)
 		entry := filepath.Join(dir, spec.Entrypoint)
 		info, statErr := os.Stat(entry)
+		unknown, registered := builtin(spec.Kind(), section)
 		switch {
 		case found && statErr == nil && !info.IsDir() && strings.HasSuffix(spec.Entrypoint, ".py"):
 			spec.kind, spec.Dir = runPython, dir
+			if prefer && registered {
+				if len(unknown) == 0 {
+					spec.kind = runGo
+					spec.Note = fmt.Sprintf("server '%s' runs gym's built-in %s in place of %s (%s: %s)", in.Name, spec.Kind(), entry, BuiltinServersKey, BuiltinPrefer)
+				} else {
+					spec.Note = fmt.Sprintf("server '%s' runs %s with Python: gym's built-in %s does not read its %s (%s: %s)", in.Name, entry, spec.Kind(), quotedKeys(unknown), BuiltinServersKey, BuiltinPrefer)
+				}
+			}
 		case found && statErr == nil && !info.IsDir() && info.Mode()&0o111 != 0:
 			spec.kind, spec.Dir = runExecutable, dir
 		case found && statErr == nil && !info.IsDir():
 			return nil, &PlanError{fmt.Sprintf("server '%s': %s exists but is neither a .py file nor executable; make it executable (chmod +x) or point entrypoint at a Python file", in.Name, entry)}
-		case registered(spec.Kind()):
+		case registered:
 			spec.kind = runGo
 			if found {
 				spec.Dir = dir
@@ -124,6 +157,36 @@ func plan(res *config.Result, roots *resolve.Roots, lookupEnv func(string) (stri
 		specs = append(specs, spec)
 	}
 	return specs, nil
+}
+
+// preferBuiltins reads builtin_servers: shadow (or unset) or prefer.
+func preferBuiltins(res *config.Result) (bool, error) {
+	v, err := res.Value(BuiltinServersKey)
+	if err != nil {
+		return false, err
+	}
+	switch {
+	case v == nil || v.Kind == tree.Null:
+		return false, nil
+	case v.Kind == tree.String && v.Str == BuiltinShadow:
+		return false, nil
+	case v.Kind == tree.String && v.Str == BuiltinPrefer:
+		return true, nil
+	}
+	return false, &PlanError{fmt.Sprintf("%s is %s; it must be %s (the earliest search root's server runs, as in NeMo Gym) or %s (gym's Go built-in runs where it reads every key of the server's config)",
+		BuiltinServersKey, v.GoString(), BuiltinShadow, BuiltinPrefer)}
+}
+
+// quotedKeys names config keys in a message: key 'a', keys 'a', 'b'.
+func quotedKeys(keys []string) string {
+	q := make([]string, len(keys))
+	for i, k := range keys {
+		q[i] = "'" + k + "'"
+	}
+	if len(q) == 1 {
+		return "key " + q[0]
+	}
+	return "keys " + strings.Join(q, ", ")
 }
 
 // isComponentDir reports whether dir holds a server: its entrypoint file, or

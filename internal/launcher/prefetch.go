@@ -14,7 +14,7 @@ import (
 // installer's own error.
 func Prefetch(ctx context.Context, opts Options) error {
 	res := opts.Result
-	specs, err := plan(res, opts.Roots, res.LookupEnv, opts.Registered, opts.RegisteredKinds)
+	specs, err := plan(res, opts.Roots, res.LookupEnv, opts.Builtin, opts.RegisteredKinds)
 	if err != nil {
 		return err
 	}

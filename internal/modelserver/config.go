@@ -10,6 +10,15 @@ import (
 // Section is the config reader every Go server shares.
 type Section = server.Section
 
+// UpstreamConfigKeys are the keys UpstreamOptionsFromConfig reads, which
+// every Go model server built on it registers beside its own.
+var UpstreamConfigKeys = []string{
+	"session_key_headers", "request_timeout_seconds", "connect_timeout_seconds",
+	"retry_backoff_seconds", "retry_max_backoff_seconds", "retry_deadline_seconds",
+	"http2_ping_interval_seconds", "http2_ping_timeout_seconds",
+	"max_retries", "max_concurrent_requests", "max_connections_per_host",
+}
+
 // UpstreamOptionsFromConfig reads the keys every Go model server shares
 // from its section, over the defaults: session_key_headers,
 // request_timeout_seconds, connect_timeout_seconds, max_retries,

@@ -31,7 +31,7 @@ func init() {
 	// Registered out of order, for Kinds to sort.
 	notFound := func(*Runtime) (http.Handler, error) { return http.NotFoundHandler(), nil }
 	Register("test_registry/b", "B", notFound)
-	Register("test_registry/a", "A", notFound)
+	Register("test_registry/a", "A", notFound, "grading_mode", "judge_model_server")
 }
 
 // echoReply is what the echo component answers: what the middleware told it.

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/nemo-gym-go/gym/internal/config/tree"
 )
 
 // Factory builds a component's handler from its runtime. It runs before the
@@ -19,8 +21,9 @@ import (
 type Factory func(rt *Runtime) (http.Handler, error)
 
 type registration struct {
-	className string
-	factory   Factory
+	className  string
+	factory    Factory
+	configKeys map[string]bool
 }
 
 // The registry is package state (with machineAddrs, the only other):
@@ -36,9 +39,12 @@ var (
 // `responses_api_models/openai_model`). className is the name of the NeMo
 // Gym server class the component stands in for (`SimpleModelServer`); it
 // names the session cookie and error messages (`<className>___<instance>`),
-// so mixed Go/Python deployments line up. Components call Register from
+// so mixed Go/Python deployments line up. configKeys are the keys of its
+// config section the implementation reads beyond BaseConfigKeys; under
+// `builtin_servers: prefer` a Python server of the same kind gives way to
+// it only when its section sets no other key. Components call Register from
 // init; a bad or duplicate registration is a programming error and panics.
-func Register(kind, className string, f Factory) {
+func Register(kind, className string, f Factory, configKeys ...string) {
 	typ, impl, ok := strings.Cut(kind, "/")
 	if !ok || typ == "" || impl == "" || strings.Contains(impl, "/") {
 		panic(fmt.Sprintf("server.Register: kind %q must be <server_type>/<implementation>", kind))
@@ -54,7 +60,49 @@ func Register(kind, className string, f Factory) {
 	if _, dup := registry[kind]; dup {
 		panic(fmt.Sprintf("server.Register: %q registered twice", kind))
 	}
-	registry[kind] = registration{className: className, factory: f}
+	keys := make(map[string]bool, len(configKeys))
+	for _, k := range configKeys {
+		keys[k] = true
+	}
+	registry[kind] = registration{className: className, factory: f, configKeys: keys}
+}
+
+// BaseConfigKeys are the keys every server section may set that gym itself
+// reads, whichever implementation runs: where and how the launcher starts
+// it, and the datasets and catalog metadata of the listings.
+var BaseConfigKeys = []string{
+	"entrypoint", "host", "port", "name", "num_workers",
+	"domain", "description", "value", "verified", "verified_url", "datasets",
+}
+
+// UnknownConfigKeys lists, in section order, the keys of a server section
+// that the Go implementation registered as kind does not read; registered
+// is false when there is none.
+func UnknownConfigKeys(kind string, section *tree.Node) (unknown []string, registered bool) {
+	reg, ok := lookup(kind)
+	if !ok {
+		return nil, false
+	}
+	if section == nil {
+		return nil, true
+	}
+	for _, k := range section.Keys() {
+		if !reg.configKeys[k] && !slices.Contains(BaseConfigKeys, k) {
+			unknown = append(unknown, k)
+		}
+	}
+	return unknown, true
+}
+
+// ConfigKeys lists the keys kind registered, sorted.
+func ConfigKeys(kind string) []string {
+	reg, _ := lookup(kind)
+	keys := make([]string, 0, len(reg.configKeys))
+	for k := range reg.configKeys {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 // Lookup returns the factory registered under kind.

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/cookiejar"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -578,5 +579,40 @@ func TestServeBoundsRequestHeaders(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
 		t.Errorf("a 100 KiB header got %d, want 431", resp.StatusCode)
+	}
+}
+
+func TestUnknownConfigKeys(t *testing.T) {
+	section := func(keys ...string) *tree.Node {
+		n := tree.NewMap()
+		for _, k := range keys {
+			n.Set(k, tree.NewNull())
+		}
+		return n
+	}
+	tests := []struct {
+		name       string
+		kind       string
+		section    *tree.Node
+		unknown    []string
+		registered bool
+	}{
+		{"not registered", "test_registry/none", section("grading_mode"), nil, false},
+		{"no section", "test_registry/a", nil, nil, true},
+		{"base keys only", "test_registry/a", section("entrypoint", "host", "port", "name", "domain", "verified", "description", "value", "datasets"), nil, true},
+		{"registered keys", "test_registry/a", section("judge_model_server", "grading_mode"), nil, true},
+		{"others in section order", "test_registry/a", section("zeta", "grading_mode", "alpha"), []string{"zeta", "alpha"}, true},
+		{"a kind without keys", "test_registry/b", section("grading_mode"), []string{"grading_mode"}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			unknown, registered := UnknownConfigKeys(tt.kind, tt.section)
+			if registered != tt.registered || !slices.Equal(unknown, tt.unknown) {
+				t.Errorf("UnknownConfigKeys = %q, %v; want %q, %v", unknown, registered, tt.unknown, tt.registered)
+			}
+		})
+	}
+	if got := ConfigKeys("test_registry/a"); !slices.Equal(got, []string{"grading_mode", "judge_model_server"}) {
+		t.Errorf("ConfigKeys = %q, want both, sorted", got)
 	}
 }

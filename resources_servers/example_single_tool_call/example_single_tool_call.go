@@ -20,7 +20,7 @@ const (
 	ClassName = "SimpleWeatherResourcesServer"
 )
 
-func init() { server.Register(Kind, ClassName, New) }
+func init() { server.Register(Kind, ClassName, New, resources.ConfigKeys...) }
 
 // New builds the server's handler.
 func New(rt *server.Runtime) (http.Handler, error) {

@@ -24,7 +24,7 @@ const (
 	ClassName = "GraphWalksResourcesServer"
 )
 
-func init() { server.Register(Kind, ClassName, New) }
+func init() { server.Register(Kind, ClassName, New, resources.ConfigKeys...) }
 
 var fields = []resources.FieldSpec{
 	{Name: "expected_answer", Kind: resources.String, Required: true},

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -31,7 +32,9 @@ const (
 	ClassName = "LibraryJudgeMathResourcesServer"
 )
 
-func init() { server.Register(Kind, ClassName, New) }
+func init() {
+	server.Register(Kind, ClassName, New, slices.Concat(resources.ConfigKeys, []string{"judge_model_server", "judge_responses_create_params", "should_use_judge", "library_verifier_timeout_seconds", "library_verifier_max_concurrency"})...)
+}
 
 var fields = []resources.FieldSpec{
 	{Name: "question", Kind: resources.String, Required: true},

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -41,7 +42,9 @@ var (
 	serverModes = []string{StrictSingleLetterBoxed, LenientBoxed, LenientAnswerColon, LenientAnswerColonMD}
 )
 
-func init() { server.Register(Kind, ClassName, New) }
+func init() {
+	server.Register(Kind, ClassName, New, slices.Concat(resources.ConfigKeys, []string{"grading_mode"})...)
+}
 
 var fields = []resources.FieldSpec{
 	{Name: "uuid", Kind: resources.String, Nullable: true},

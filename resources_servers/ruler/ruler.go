@@ -22,7 +22,7 @@ const (
 	ClassName = "RulerResourcesServer"
 )
 
-func init() { server.Register(Kind, ClassName, New) }
+func init() { server.Register(Kind, ClassName, New, resources.ConfigKeys...) }
 
 // subsets are RULER's task families. The reply carries one field per
 // subset, null except the row's own, so each subset gets its own mean in

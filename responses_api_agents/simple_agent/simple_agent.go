@@ -9,6 +9,7 @@ package simpleagent
 import (
 	"fmt"
 	"net/http"
+	"slices"
 
 	"github.com/nemo-gym-go/gym/internal/agent"
 	"github.com/nemo-gym-go/gym/internal/server"
@@ -21,7 +22,9 @@ const (
 	ClassName = "SimpleAgent"
 )
 
-func init() { server.Register(Kind, ClassName, New) }
+func init() {
+	server.Register(Kind, ClassName, New, slices.Concat(agent.ConfigKeys, []string{"resources_server", "model_server", "max_steps"})...)
+}
 
 // simpleAgent is one configured agent; it keeps no per-rollout state, which
 // travels in cookies and request bodies.

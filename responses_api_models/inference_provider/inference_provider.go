@@ -6,6 +6,7 @@ package inferenceprovider
 
 import (
 	"net/http"
+	"slices"
 
 	"github.com/nemo-gym-go/gym/internal/chatbackend"
 	"github.com/nemo-gym-go/gym/internal/modelserver"
@@ -18,7 +19,9 @@ const (
 	ClassName = "InferenceProviderModel"
 )
 
-func init() { server.Register(Kind, ClassName, New) }
+func init() {
+	server.Register(Kind, ClassName, New, slices.Concat(modelserver.UpstreamConfigKeys, []string{"base_url", "model", "api_key", "extra_body", "uses_reasoning_parser", "drop_unrepresentable_request_fields", "num_concurrent_requests"})...)
+}
 
 // New builds the server from its config section.
 func New(rt *server.Runtime) (http.Handler, error) {

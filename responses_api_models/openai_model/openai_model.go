@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 
 	"github.com/nemo-gym-go/gym/internal/modelserver"
 	"github.com/nemo-gym-go/gym/internal/openai"
@@ -24,7 +25,9 @@ const (
 	ClassName = "SimpleModelServer"
 )
 
-func init() { server.Register(Kind, ClassName, New) }
+func init() {
+	server.Register(Kind, ClassName, New, slices.Concat(modelserver.UpstreamConfigKeys, []string{"openai_base_url", "openai_api_key", "openai_model", "extra_body", "openai_default_headers", "drop_input_reasoning_items"})...)
+}
 
 // New builds the server's handler from its config section.
 func New(rt *server.Runtime) (http.Handler, error) {

@@ -38,7 +38,7 @@ const (
 	ClassName = "ReplayModel"
 )
 
-func init() { server.Register(Kind, ClassName, New) }
+func init() { server.Register(Kind, ClassName, New, "rollouts_jsonl_fpath", "on_miss", "model") }
 
 // What a call that matches no recorded turn gets (on_miss).
 const (

@@ -6,6 +6,7 @@ package vllmmodel
 
 import (
 	"net/http"
+	"slices"
 
 	"github.com/nemo-gym-go/gym/internal/chatbackend"
 	"github.com/nemo-gym-go/gym/internal/modelserver"
@@ -18,7 +19,9 @@ const (
 	ClassName = "VLLMModel"
 )
 
-func init() { server.Register(Kind, ClassName, New) }
+func init() {
+	server.Register(Kind, ClassName, New, slices.Concat(modelserver.UpstreamConfigKeys, []string{"base_url", "model", "api_key", "extra_body", "chat_template_kwargs", "default_headers", "return_token_id_information", "request_prompt_and_generation_token_ids", "uses_reasoning_parser", "replace_developer_role_with_system", "drop_unrepresentable_request_fields"})...)
+}
 
 // New builds the server from its config section.
 func New(rt *server.Runtime) (http.Handler, error) {
