@@ -10,7 +10,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nemo-gym-go/gym/internal/catalog"
+	"github.com/nemo-gym-go/gym/internal/config"
+	"github.com/nemo-gym-go/gym/internal/launcher"
 	"github.com/nemo-gym-go/gym/internal/resolve"
+	"github.com/nemo-gym-go/gym/internal/server"
 )
 
 // Listing types, as `gym list` and `gym search` name them.
@@ -232,6 +235,29 @@ type catalogJSON struct {
 	Modality           *string `json:"modality"`
 	Licensing          *string `json:"licensing"`
 	Lifecycle          *string `json:"lifecycle"`
+	// Benchmarks only: whether a server needs Python under
+	// --builtin-servers prefer (null when the config does not load).
+	NeedsPython   *bool    `json:"needs_python,omitempty"`
+	PythonServers []string `json:"python_servers,omitempty"`
+}
+
+// pythonCheck lists the servers of a config that need Python under
+// builtin_servers: prefer, with this binary's built-ins.
+func pythonCheck(roots *resolve.Roots) catalog.PythonCheck {
+	return func(res *config.Result) []string { return launcher.PythonServers(res, roots, server.UnknownConfigKeys) }
+}
+
+// needsPython is a benchmark's Needs Python column: yes, no, or ? when its
+// config does not load.
+func needsPython(servers []string, ok bool) (cell string, flag *bool) {
+	if !ok {
+		return "?", nil
+	}
+	yes := len(servers) > 0
+	if yes {
+		return "yes", &yes
+	}
+	return "no", &yes
 }
 
 func strPtr(s string) *string {
@@ -330,14 +356,22 @@ func listCatalog(opts *listOptions, roots *resolve.Roots) error {
 	filter("licensing", opts.licensing, func(e *catalog.Entry) string { return e.Licensing })
 	filter("status", opts.status, func(e *catalog.Entry) string { return e.Status })
 	filter("lifecycle", opts.lifecycle, func(e *catalog.Entry) string { return e.Lifecycle })
+	// Whether a benchmark can run without Python (--builtin-servers prefer).
+	benchmarks, check := opts.typ == listBenchmarks, pythonCheck(roots)
 
 	if opts.json {
 		rows := make([]catalogJSON, 0, len(entries))
 		for _, e := range entries {
-			rows = append(rows, catalogJSON{Name: e.Name, Kind: e.Kind, Status: e.Status,
+			row := catalogJSON{Name: e.Name, Kind: e.Kind, Status: e.Status,
 				Domain: strPtr(e.Domain), Description: strPtr(e.Description),
 				Version: strPtr(e.Version), IntegrationProfile: strPtr(e.IntegrationProfile),
-				Modality: strPtr(e.Modality), Licensing: strPtr(e.Licensing), Lifecycle: strPtr(e.Lifecycle)})
+				Modality: strPtr(e.Modality), Licensing: strPtr(e.Licensing), Lifecycle: strPtr(e.Lifecycle)}
+			if benchmarks {
+				servers, ok := e.PythonServers(roots, check)
+				_, row.NeedsPython = needsPython(servers, ok)
+				row.PythonServers = servers
+			}
+			rows = append(rows, row)
 		}
 		return writeJSONLine(out, rows)
 	}
@@ -354,11 +388,19 @@ func listCatalog(opts *listOptions, roots *resolve.Roots) error {
 	if opts.query != "" {
 		title = fmt.Sprintf("Catalog entries matching '%s' %s", opts.query, counts)
 	}
+	header := []string{"Name", "Kind", "Status", "Lifecycle", "Domain", "Description"}
+	if benchmarks {
+		header = []string{"Name", "Kind", "Status", "Lifecycle", "Domain", "Needs Python", "Description"}
+	}
 	rows := make([][]string, len(entries))
 	for i, e := range entries {
 		rows[i] = []string{e.Name, e.Kind, e.Status, e.Lifecycle, e.Domain, e.Description}
+		if benchmarks {
+			cell, _ := needsPython(e.PythonServers(roots, check))
+			rows[i] = []string{e.Name, e.Kind, e.Status, e.Lifecycle, e.Domain, cell, e.Description}
+		}
 	}
-	return writeTable(out, title, []string{"Name", "Kind", "Status", "Lifecycle", "Domain", "Description"}, rows)
+	return writeTable(out, title, header, rows)
 }
 
 func inspectCatalog(opts *listOptions, roots *resolve.Roots, all []catalog.Entry, kind string) error {
@@ -370,7 +412,11 @@ func inspectCatalog(opts *listOptions, roots *resolve.Roots, all []catalog.Entry
 		}
 		pool = append(pool, e.Name)
 		if e.Name == opts.name {
-			return inspectOut(opts, catalog.InspectEntry(e, roots))
+			var check catalog.PythonCheck
+			if e.Kind == catalog.KindBenchmark {
+				check = pythonCheck(roots)
+			}
+			return inspectOut(opts, catalog.InspectEntry(e, roots, check))
 		}
 	}
 	for _, e := range all {

@@ -114,7 +114,7 @@ func shadowDetail(paths []string) []Detail {
 // InspectEntry is the inspect view of a catalog entry. What the entry
 // lacks of domain and description is read from its config, as the list
 // commands do for legacy entries.
-func InspectEntry(e *Entry, roots *resolve.Roots) *Inspect {
+func InspectEntry(e *Entry, roots *resolve.Roots, check PythonCheck) *Inspect {
 	v := &Inspect{Name: e.Name, Type: e.Kind, Domain: e.Domain, Description: e.Description, Usage: e.Usage()}
 	if v.Domain == "" || v.Description == "" {
 		parsed := ReadMetadata(e.Config, roots)
@@ -164,11 +164,25 @@ func InspectEntry(e *Entry, roots *resolve.Roots) *Inspect {
 	if len(datasets) > 0 {
 		v.Details = append(v.Details, Detail{"datasets", strings.Join(datasets, ", ")})
 	}
+	if check != nil {
+		v.Details = append(v.Details, Detail{"needs Python", pythonDetail(e.PythonServers(roots, check))})
+	}
 	v.Details = append(v.Details, shadowDetail(e.Shadowed)...)
 	if value != "" {
 		v.Description += "\nValue: " + value
 	}
 	return v
+}
+
+// pythonDetail says whether an entry needs Python under builtin_servers: prefer.
+func pythonDetail(servers []string, ok bool) string {
+	switch {
+	case !ok:
+		return "unknown: its config does not load"
+	case len(servers) == 0:
+		return "no: every server but the policy model runs on gym's Go built-ins with --builtin-servers prefer"
+	}
+	return "yes: " + strings.Join(servers, "; ")
 }
 
 // InspectAgent is the inspect view of an agent.

@@ -77,6 +77,26 @@ func serverValue(s server, key string, res *config.Result) *tree.Node {
 	return resolved
 }
 
+// PythonCheck lists the servers of a loaded config that need Python under
+// builtin_servers: prefer, each with why (launcher.PythonServers with this
+// binary's built-ins).
+type PythonCheck func(res *config.Result) []string
+
+// PythonServers says which servers of the entry's config need Python under
+// builtin_servers: prefer, loading the config as the listings do; ok is
+// false when it does not load far enough to tell.
+func (e *Entry) PythonServers(roots *resolve.Roots, check PythonCheck) (servers []string, ok bool) {
+	raw := loadRaw(e.Config)
+	if raw == nil {
+		return nil, false
+	}
+	res := resolveForListing(raw, roots)
+	if res == nil {
+		return nil, false
+	}
+	return check(res), true
+}
+
 // reUnsetKey finds the undefined key of an interpolation error. Like
 // OmegaConf's, internal/config's error carries the key only in its message
 // (NeMo Gym reads it the same way); TestReadMetadata notices a rewording.

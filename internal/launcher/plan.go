@@ -96,67 +96,107 @@ func plan(res *config.Result, roots *resolve.Roots, lookupEnv func(string) (stri
 	}
 	var specs []ChildSpec
 	for _, in := range res.Instances {
-		spec := ChildSpec{Instance: in.Name, ServerType: in.Type, Implementation: in.Implementation}
 		section, _, _, err := config.InstanceSection(res.Config, in.Name, lookupEnv)
 		if err != nil {
 			return nil, err
 		}
-		spec.Entrypoint = stringField(section, "entrypoint")
-		spec.Host = stringField(section, "host")
 		port, err := strconv.Atoi(scalarText(section.Get("port")))
 		if err != nil || port <= 0 || port > 65535 {
 			return nil, &PlanError{fmt.Sprintf("server '%s' has port %q, which is not a TCP port; set ++%s.%s.%s.port=<1-65535> or leave it unset",
 				in.Name, scalarText(section.Get("port")), in.Name, in.Type, in.Implementation)}
 		}
+		spec, err := planServer(in, section, roots, builtin, registeredKinds, prefer)
+		if err != nil {
+			return nil, err
+		}
 		spec.Port = port
-		if filepath.IsAbs(spec.Entrypoint) || strings.Contains(spec.Entrypoint, "..") {
-			return nil, &PlanError{fmt.Sprintf("server '%s' has entrypoint %q; it must be a path relative to %s", in.Name, spec.Entrypoint, spec.Kind())}
-		}
-		rel := filepath.Join(in.Type, in.Implementation)
-		dir := roots.ResolveFunc(rel, func(d string) bool { return isComponentDir(d, spec.Entrypoint) })
-		found := isComponentDir(dir, spec.Entrypoint)
-		entry := filepath.Join(dir, spec.Entrypoint)
-		info, statErr := os.Stat(entry)
-		unknown, registered := builtin(spec.Kind(), section)
-		switch {
-		case found && statErr == nil && !info.IsDir() && strings.HasSuffix(spec.Entrypoint, ".py"):
-			spec.kind, spec.Dir = runPython, dir
-			if prefer && registered {
-				if len(unknown) == 0 {
-					spec.kind = runGo
-					spec.Note = fmt.Sprintf("server '%s' runs gym's built-in %s in place of %s (%s: %s)", in.Name, spec.Kind(), entry, BuiltinServersKey, BuiltinPrefer)
-				} else {
-					spec.Note = fmt.Sprintf("server '%s' runs %s with Python: gym's built-in %s does not read its %s (%s: %s)", in.Name, entry, spec.Kind(), quotedKeys(unknown), BuiltinServersKey, BuiltinPrefer)
-				}
-			}
-		case found && statErr == nil && !info.IsDir() && info.Mode()&0o111 != 0:
-			spec.kind, spec.Dir = runExecutable, dir
-		case found && statErr == nil && !info.IsDir():
-			return nil, &PlanError{fmt.Sprintf("server '%s': %s exists but is neither a .py file nor executable; make it executable (chmod +x) or point entrypoint at a Python file", in.Name, entry)}
-		case registered:
-			spec.kind = runGo
-			if found {
-				spec.Dir = dir
-			}
-		default:
-			var looked []string
-			for _, c := range roots.Candidates(filepath.Join(rel, spec.Entrypoint)) {
-				looked = append(looked, "  - "+c)
-			}
-			kinds := append([]string(nil), registeredKinds...)
-			sort.Strings(kinds)
-			builtIn := strings.Join(kinds, ", ")
-			if builtIn == "" {
-				builtIn = "none"
-			}
-			return nil, &PlanError{fmt.Sprintf(
-				"cannot start server '%s': its entrypoint %s was not found and no Go implementation is registered as %s.\nLooked for the entrypoint in:\n%s\nGo implementations built into gym: %s.%s",
-				in.Name, spec.Entrypoint, spec.Kind(), strings.Join(looked, "\n"), builtIn,
-				resolve.DidYouMean(spec.Kind(), kinds))}
-		}
 		specs = append(specs, spec)
 	}
 	return specs, nil
+}
+
+// policyModel is the instance the model flags configure.
+const policyModel = "policy_model"
+
+// PythonServers lists the servers of res, but the policy model (the
+// user's choice), that need Python even under builtin_servers: prefer:
+// each as its plan note says, or as the reason it cannot be planned.
+func PythonServers(res *config.Result, roots *resolve.Roots, builtin Builtin) []string {
+	var python []string
+	for _, in := range res.Instances {
+		if in.Name == policyModel {
+			continue
+		}
+		section, _, _, err := config.InstanceSection(res.Config, in.Name, res.LookupEnv)
+		if err != nil {
+			python = append(python, err.Error())
+			continue
+		}
+		spec, err := planServer(in, section, roots, builtin, nil, true)
+		switch {
+		case err != nil:
+			python = append(python, err.Error())
+		case spec.kind == runPython && spec.Note != "":
+			python = append(python, spec.Note)
+		case spec.kind == runPython:
+			python = append(python, fmt.Sprintf("server '%s' runs %s with Python: gym has no built-in %s", in.Name, filepath.Join(spec.Dir, spec.Entrypoint), spec.Kind()))
+		}
+	}
+	return python
+}
+
+// planServer decides how one server instance, its resolved section given,
+// runs; the caller checks its port.
+func planServer(in *config.Instance, section *tree.Node, roots *resolve.Roots, builtin Builtin, registeredKinds []string, prefer bool) (ChildSpec, error) {
+	spec := ChildSpec{Instance: in.Name, ServerType: in.Type, Implementation: in.Implementation}
+	spec.Entrypoint = stringField(section, "entrypoint")
+	spec.Host = stringField(section, "host")
+	if filepath.IsAbs(spec.Entrypoint) || strings.Contains(spec.Entrypoint, "..") {
+		return spec, &PlanError{fmt.Sprintf("server '%s' has entrypoint %q; it must be a path relative to %s", in.Name, spec.Entrypoint, spec.Kind())}
+	}
+	rel := filepath.Join(in.Type, in.Implementation)
+	dir := roots.ResolveFunc(rel, func(d string) bool { return isComponentDir(d, spec.Entrypoint) })
+	found := isComponentDir(dir, spec.Entrypoint)
+	entry := filepath.Join(dir, spec.Entrypoint)
+	info, statErr := os.Stat(entry)
+	unknown, registered := builtin(spec.Kind(), section)
+	switch {
+	case found && statErr == nil && !info.IsDir() && strings.HasSuffix(spec.Entrypoint, ".py"):
+		spec.kind, spec.Dir = runPython, dir
+		if prefer && registered {
+			if len(unknown) == 0 {
+				spec.kind = runGo
+				spec.Note = fmt.Sprintf("server '%s' runs gym's built-in %s in place of %s (%s: %s)", in.Name, spec.Kind(), entry, BuiltinServersKey, BuiltinPrefer)
+			} else {
+				spec.Note = fmt.Sprintf("server '%s' runs %s with Python: gym's built-in %s does not read its %s (%s: %s)", in.Name, entry, spec.Kind(), quotedKeys(unknown), BuiltinServersKey, BuiltinPrefer)
+			}
+		}
+	case found && statErr == nil && !info.IsDir() && info.Mode()&0o111 != 0:
+		spec.kind, spec.Dir = runExecutable, dir
+	case found && statErr == nil && !info.IsDir():
+		return spec, &PlanError{fmt.Sprintf("server '%s': %s exists but is neither a .py file nor executable; make it executable (chmod +x) or point entrypoint at a Python file", in.Name, entry)}
+	case registered:
+		spec.kind = runGo
+		if found {
+			spec.Dir = dir
+		}
+	default:
+		var looked []string
+		for _, c := range roots.Candidates(filepath.Join(rel, spec.Entrypoint)) {
+			looked = append(looked, "  - "+c)
+		}
+		kinds := append([]string(nil), registeredKinds...)
+		sort.Strings(kinds)
+		builtIn := strings.Join(kinds, ", ")
+		if builtIn == "" {
+			builtIn = "none"
+		}
+		return spec, &PlanError{fmt.Sprintf(
+			"cannot start server '%s': its entrypoint %s was not found and no Go implementation is registered as %s.\nLooked for the entrypoint in:\n%s\nGo implementations built into gym: %s.%s",
+			in.Name, spec.Entrypoint, spec.Kind(), strings.Join(looked, "\n"), builtIn,
+			resolve.DidYouMean(spec.Kind(), kinds))}
+	}
+	return spec, nil
 }
 
 // preferBuiltins reads builtin_servers: shadow (or unset) or prefer.
