@@ -156,13 +156,16 @@ func (d *discovery) tree(dir, kind string) error {
 			return &RegistryError{Msg: fmt.Sprintf("Manifest '%s' must be inside a named catalog directory.", path)}
 		}
 		key := catalogKey{kind, filepath.ToSlash(rel)}
-		config := filepath.Join(filepath.Dir(path), "config.yaml")
+		m, err := LoadManifest(path)
+		config := filepath.Join(filepath.Dir(path), siblingConfig)
+		if err == nil {
+			config, err = m.resolveConfig(path)
+		}
 		if i, ok := d.claimed[key]; ok {
 			d.Entries[i].Shadowed = append(d.Entries[i].Shadowed, path)
 			reported[realPath(config)] = true
 			continue
 		}
-		m, err := LoadManifest(path)
 		if err != nil {
 			d.Ignored = append(d.Ignored, err)
 			continue
@@ -176,7 +179,11 @@ func (d *discovery) tree(dir, kind string) error {
 				"Manifest '%s' declares name '%s', but its catalog path requires '%s'.", path, m.Name, key.name)}
 		}
 		if !isFile(config) {
-			return &RegistryError{Msg: fmt.Sprintf("Manifest '%s' requires a sibling config.yaml.", path)}
+			expected := m.ConfigPath
+			if expected == siblingConfig {
+				expected = "a sibling config.yaml"
+			}
+			return &RegistryError{Msg: fmt.Sprintf("Manifest '%s' requires %s (resolved to '%s').", path, expected, config)}
 		}
 		d.claim(key, Entry{
 			Name: m.Name, Kind: kind, Status: StatusExperimental,

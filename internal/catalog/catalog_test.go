@@ -265,7 +265,12 @@ func TestDiscoverRegistryErrors(t *testing.T) {
 		{
 			name:  "no sibling config.yaml",
 			files: map[string]string{"environments/lonely/manifest.yaml": manifestYAML("lonely", "environment")},
-			want:  "Manifest '{dir}/environments/lonely/manifest.yaml' requires a sibling config.yaml.",
+			want:  "Manifest '{dir}/environments/lonely/manifest.yaml' requires a sibling config.yaml (resolved to '{dir}/environments/lonely/config.yaml').",
+		},
+		{
+			name:  "named config_path missing",
+			files: map[string]string{"benchmarks/b/v2/manifest.yaml": manifestYAML("b/v2", "benchmark") + "config_path: ../v2.yaml\n"},
+			want:  "Manifest '{dir}/benchmarks/b/v2/manifest.yaml' requires ../v2.yaml (resolved to '{dir}/benchmarks/b/v2.yaml').",
 		},
 	}
 	for _, tt := range tests {
@@ -281,6 +286,47 @@ func TestDiscoverRegistryErrors(t *testing.T) {
 				t.Errorf("error\n%s\nwant\n%s", err, want)
 			}
 		})
+	}
+}
+
+// NeMo Gym 0.7.0's flavor manifests point config_path at a config beside
+// their directory; that config is then no second, legacy entry. A
+// config_path that is absolute or leaves the tree makes the manifest
+// invalid, so it is left out.
+func TestDiscoverManifestConfigPath(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"benchmarks/aalcr/config.yaml":               benchConfig,
+		"benchmarks/aalcr/config_v1_1.yaml":          benchConfig,
+		"benchmarks/aalcr/config_v1_1/manifest.yaml": manifestYAML("aalcr/config_v1_1", "benchmark") + "config_path: ../config_v1_1.yaml\n",
+		"benchmarks/absolute/manifest.yaml":          manifestYAML("absolute", "benchmark") + "config_path: /etc/passwd\n",
+		"benchmarks/absolute/config.yaml":            benchConfig,
+		"benchmarks/escaping/manifest.yaml":          manifestYAML("escaping", "benchmark") + "config_path: ../../outside.yaml\n",
+		"outside.yaml":                               benchConfig,
+	})
+	cat, err := Discover(resolve.NewRoots("", dir, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := summary(cat.Entries)
+	want := []string{"benchmark aalcr no-manifest", "benchmark aalcr/config_v1_1 experimental", "benchmark absolute no-manifest"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("entries %q, want %q", got, want)
+	}
+	if c := cat.Entries[1].Config; c != filepath.Join(dir, "benchmarks/aalcr/config_v1_1.yaml") {
+		t.Errorf("config = %s, want the manifest's config_path", c)
+	}
+	var msgs []string
+	for _, e := range cat.Ignored {
+		msgs = append(msgs, e.Error())
+	}
+	for _, want := range []string{
+		"Manifest '" + dir + "/benchmarks/absolute/manifest.yaml' config_path must be relative.",
+		"Manifest '" + dir + "/benchmarks/escaping/manifest.yaml' config_path escapes catalog tree '" + dir + "/benchmarks'.",
+	} {
+		if !slices.Contains(msgs, want) {
+			t.Errorf("ignored %q, want %q among them", msgs, want)
+		}
 	}
 }
 

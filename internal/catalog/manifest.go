@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/nemo-gym-go/gym/internal/config"
@@ -36,6 +37,9 @@ type Manifest struct {
 	Modality           string
 	Licensing          string
 	Lifecycle          string
+	// ConfigPath is the entry's config, relative to the manifest's
+	// directory (config.yaml unless the manifest says otherwise).
+	ConfigPath string
 
 	// Where name and kind were declared, for the catalog's identity errors.
 	nameAt, kindAt tree.Origin
@@ -117,12 +121,43 @@ func ParseManifest(data []byte, path string) (*Manifest, error) {
 		Modality:           v.required("modality"),
 		Licensing:          v.optional("licensing", "unknown"),
 		Lifecycle:          v.choice("lifecycle", LifecycleActive, LifecycleActive, LifecycleDeprecated),
+		ConfigPath:         v.optional("config_path", siblingConfig),
 	}
 	if len(v.problems) > 0 {
 		return nil, &ManifestError{Path: path, Problems: v.problems}
 	}
 	m.nameAt, m.kindAt = n.Get("name").Origin, n.Get("kind").Origin
 	return m, nil
+}
+
+// siblingConfig is a manifest's config when it names none.
+const siblingConfig = "config.yaml"
+
+// resolveConfig is where a manifest's config_path points, symlinks
+// resolved, kept inside the benchmarks/ or environments/ tree the manifest
+// is in (its own directory when it is in neither), as NeMo Gym's
+// resolve_manifest_config_path keeps it. A config_path that is absolute or
+// leaves that tree makes the manifest invalid.
+func (m *Manifest) resolveConfig(manifestPath string) (string, error) {
+	path, err := filepath.Abs(manifestPath)
+	if err != nil {
+		return "", &ManifestError{Path: manifestPath, Err: err}
+	}
+	if filepath.IsAbs(m.ConfigPath) {
+		return "", &ManifestError{Path: path, Err: fmt.Errorf("Manifest '%s' config_path must be relative.", path)}
+	}
+	tree := filepath.Dir(path)
+	for dir := tree; filepath.Dir(dir) != dir; dir = filepath.Dir(dir) {
+		if base := filepath.Base(dir); base == "benchmarks" || base == "environments" {
+			tree = dir
+			break
+		}
+	}
+	resolved := realPath(filepath.Join(filepath.Dir(path), m.ConfigPath))
+	if rel, err := filepath.Rel(realPath(tree), resolved); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", &ManifestError{Path: path, Err: fmt.Errorf("Manifest '%s' config_path escapes catalog tree '%s'.", path, tree)}
+	}
+	return resolved, nil
 }
 
 func manifestSyntaxError(e *pyyaml.SyntaxError) error {

@@ -31,13 +31,13 @@ func TestParseManifest(t *testing.T) {
 			name: "full",
 			yaml: validManifest,
 			want: Manifest{Name: "alpha", Version: "0.1.0", Kind: "environment", IntegrationProfile: "custom-gym-verifier",
-				Domain: "math", Description: "Alpha environment", Modality: "text", Licensing: "Apache-2.0", Lifecycle: "deprecated"},
+				Domain: "math", Description: "Alpha environment", Modality: "text", Licensing: "Apache-2.0", Lifecycle: "deprecated", ConfigPath: "config.yaml"},
 		},
 		{
 			name: "defaults and stripped whitespace",
 			yaml: "name: ' suite/b '\nversion: '1'\nkind: benchmark\nintegration_profile: p\ndomain: ' games'\ndescription: |\n  two\n  lines\nmodality: text\n",
 			want: Manifest{Name: "suite/b", Version: "1", Kind: "benchmark", IntegrationProfile: "p",
-				Domain: "games", Description: "two\nlines", Modality: "text", Licensing: "unknown", Lifecycle: "active"},
+				Domain: "games", Description: "two\nlines", Modality: "text", Licensing: "unknown", Lifecycle: "active", ConfigPath: "config.yaml"},
 		},
 		{
 			name:    "malformed YAML names file and line",
@@ -94,6 +94,11 @@ func TestParseManifest(t *testing.T) {
 			name:    "unknown lifecycle",
 			yaml:    strings.Replace(validManifest, "lifecycle: deprecated", "lifecycle: retired", 1),
 			wantErr: []string{"lifecycle (line 9): Input should be 'active' or 'deprecated'"},
+		},
+		{
+			name:    "empty config_path",
+			yaml:    validManifest + "config_path: ''\n",
+			wantErr: []string{"config_path (line 11): String should have at least 1 character"},
 		},
 		{
 			name:    "null licensing",
