@@ -133,8 +133,8 @@ func ParseManifest(data []byte, path string) (*Manifest, error) {
 // siblingConfig is a manifest's config when it names none.
 const siblingConfig = "config.yaml"
 
-// resolveConfig is where a manifest's config_path points, symlinks
-// resolved, kept inside the benchmarks/ or environments/ tree the manifest
+// resolveConfig is where a manifest's config_path points, in the form the
+// manifest's path was given in, kept (symlinks resolved) inside the benchmarks/ or environments/ tree the manifest
 // is in (its own directory when it is in neither), as NeMo Gym's
 // resolve_manifest_config_path keeps it. A config_path that is absolute or
 // leaves that tree makes the manifest invalid.
@@ -153,11 +153,11 @@ func (m *Manifest) resolveConfig(manifestPath string) (string, error) {
 			break
 		}
 	}
-	resolved := realPath(filepath.Join(filepath.Dir(path), m.ConfigPath))
-	if rel, err := filepath.Rel(realPath(tree), resolved); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+	config := filepath.Join(filepath.Dir(manifestPath), m.ConfigPath)
+	if rel, err := filepath.Rel(realPath(tree), realPath(config)); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		return "", &ManifestError{Path: path, Err: fmt.Errorf("Manifest '%s' config_path escapes catalog tree '%s'.", path, tree)}
 	}
-	return resolved, nil
+	return config, nil
 }
 
 func manifestSyntaxError(e *pyyaml.SyntaxError) error {
