@@ -210,6 +210,9 @@ type evalRun struct {
 
 func runEvalRun(ctx context.Context, opts *runOptions) error {
 	f := opts.f
+	if opts.noServe && opts.config.builtinServers != "" {
+		return usageErrorf("--builtin-servers chooses how gym starts servers; with --no-serve it starts none")
+	}
 	if f.ErrIsTerminal && !opts.jsonProgress {
 		// The bar, server lines, the rollout log and retry warnings all
 		// write to stderr: one Screen owns the terminal, so no line lands
