@@ -236,28 +236,29 @@ type catalogJSON struct {
 	Licensing          *string `json:"licensing"`
 	Lifecycle          *string `json:"lifecycle"`
 	// Benchmarks only: whether a server needs Python under
-	// --builtin-servers prefer (null when the config does not load).
-	NeedsPython   *bool    `json:"needs_python,omitempty"`
-	PythonServers []string `json:"python_servers,omitempty"`
+	// --builtin-servers prefer (null when that cannot be told).
+	NeedsPython   json.RawMessage `json:"needs_python,omitempty"`
+	PythonServers []string        `json:"python_servers,omitempty"`
 }
 
 // pythonCheck lists the servers of a config that need Python under
 // builtin_servers: prefer, with this binary's built-ins.
 func pythonCheck(roots *resolve.Roots) catalog.PythonCheck {
-	return func(res *config.Result) []string { return launcher.PythonServers(res, roots, server.UnknownConfigKeys) }
+	return func(res *config.Result) ([]string, error) {
+		return launcher.PythonServers(res, roots, server.UnknownConfigKeys, server.Kinds())
+	}
 }
 
-// needsPython is a benchmark's Needs Python column: yes, no, or ? when its
-// config does not load.
-func needsPython(servers []string, ok bool) (cell string, flag *bool) {
-	if !ok {
-		return "?", nil
+// needsPython is a benchmark's Needs Python cell and JSON value: yes, no,
+// or ? (null) when that cannot be told.
+func needsPython(servers []string, err error) (cell string, value json.RawMessage) {
+	switch {
+	case err != nil:
+		return "?", json.RawMessage("null")
+	case len(servers) > 0:
+		return "yes", json.RawMessage("true")
 	}
-	yes := len(servers) > 0
-	if yes {
-		return "yes", &yes
-	}
-	return "no", &yes
+	return "no", json.RawMessage("false")
 }
 
 func strPtr(s string) *string {
@@ -367,8 +368,8 @@ func listCatalog(opts *listOptions, roots *resolve.Roots) error {
 				Version: strPtr(e.Version), IntegrationProfile: strPtr(e.IntegrationProfile),
 				Modality: strPtr(e.Modality), Licensing: strPtr(e.Licensing), Lifecycle: strPtr(e.Lifecycle)}
 			if benchmarks {
-				servers, ok := e.PythonServers(roots, check)
-				_, row.NeedsPython = needsPython(servers, ok)
+				servers, err := e.PythonServers(roots, check)
+				_, row.NeedsPython = needsPython(servers, err)
 				row.PythonServers = servers
 			}
 			rows = append(rows, row)

@@ -159,7 +159,10 @@ func (d *discovery) tree(dir, kind string) error {
 		m, err := LoadManifest(path)
 		config := filepath.Join(filepath.Dir(path), siblingConfig)
 		if err == nil {
-			config, err = m.resolveConfig(path)
+			var named string
+			if named, err = m.resolveConfig(path, dir); err == nil {
+				config = named
+			}
 		}
 		if i, ok := d.claimed[key]; ok {
 			d.Entries[i].Shadowed = append(d.Entries[i].Shadowed, path)

@@ -175,12 +175,12 @@ func InspectEntry(e *Entry, roots *resolve.Roots, check PythonCheck) *Inspect {
 }
 
 // pythonDetail says whether an entry needs Python under builtin_servers: prefer.
-func pythonDetail(servers []string, ok bool) string {
+func pythonDetail(servers []string, err error) string {
 	switch {
-	case !ok:
-		return "unknown: its config does not load"
+	case err != nil:
+		return "unknown: " + strings.ReplaceAll(err.Error(), "\n", " ")
 	case len(servers) == 0:
-		return "no: every server but the policy model runs on gym's Go built-ins with --builtin-servers prefer"
+		return "no: with --builtin-servers prefer, no server but the policy model needs Python"
 	}
 	return "yes: " + strings.Join(servers, "; ")
 }

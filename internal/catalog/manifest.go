@@ -134,24 +134,17 @@ func ParseManifest(data []byte, path string) (*Manifest, error) {
 const siblingConfig = "config.yaml"
 
 // resolveConfig is where a manifest's config_path points, in the form the
-// manifest's path was given in, kept (symlinks resolved) inside the benchmarks/ or environments/ tree the manifest
-// is in (its own directory when it is in neither), as NeMo Gym's
+// manifest's path was given in, kept (symlinks resolved) inside tree, the
+// benchmarks/ or environments/ directory being discovered, as NeMo Gym's
 // resolve_manifest_config_path keeps it. A config_path that is absolute or
 // leaves that tree makes the manifest invalid.
-func (m *Manifest) resolveConfig(manifestPath string) (string, error) {
+func (m *Manifest) resolveConfig(manifestPath, tree string) (string, error) {
 	path, err := filepath.Abs(manifestPath)
 	if err != nil {
 		return "", &ManifestError{Path: manifestPath, Err: err}
 	}
 	if filepath.IsAbs(m.ConfigPath) {
 		return "", &ManifestError{Path: path, Err: fmt.Errorf("Manifest '%s' config_path must be relative.", path)}
-	}
-	tree := filepath.Dir(path)
-	for dir := tree; filepath.Dir(dir) != dir; dir = filepath.Dir(dir) {
-		if base := filepath.Base(dir); base == "benchmarks" || base == "environments" {
-			tree = dir
-			break
-		}
 	}
 	config := filepath.Join(filepath.Dir(manifestPath), m.ConfigPath)
 	if rel, err := filepath.Rel(realPath(tree), realPath(config)); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {

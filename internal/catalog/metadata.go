@@ -78,23 +78,26 @@ func serverValue(s server, key string, res *config.Result) *tree.Node {
 }
 
 // PythonCheck lists the servers of a loaded config that need Python under
-// builtin_servers: prefer, each with why (launcher.PythonServers with this
-// binary's built-ins).
-type PythonCheck func(res *config.Result) []string
+// builtin_servers: prefer, each with why, or says why a server cannot be
+// started at all (launcher.PythonServers with this binary's built-ins).
+type PythonCheck func(res *config.Result) ([]string, error)
+
+// errNoLoad is a config the listings cannot load far enough to judge.
+var errNoLoad = errors.New("its config does not load")
 
 // PythonServers says which servers of the entry's config need Python under
-// builtin_servers: prefer, loading the config as the listings do; ok is
-// false when it does not load far enough to tell.
-func (e *Entry) PythonServers(roots *resolve.Roots, check PythonCheck) (servers []string, ok bool) {
+// builtin_servers: prefer, loading the config as the listings do; the
+// error says why that cannot be told.
+func (e *Entry) PythonServers(roots *resolve.Roots, check PythonCheck) ([]string, error) {
 	raw := loadRaw(e.Config)
 	if raw == nil {
-		return nil, false
+		return nil, errNoLoad
 	}
 	res := resolveForListing(raw, roots)
 	if res == nil {
-		return nil, false
+		return nil, errNoLoad
 	}
-	return check(res), true
+	return check(res)
 }
 
 // reUnsetKey finds the undefined key of an interpolation error. Like

@@ -119,9 +119,10 @@ func plan(res *config.Result, roots *resolve.Roots, lookupEnv func(string) (stri
 const policyModel = "policy_model"
 
 // PythonServers lists the servers of res, but the policy model (the
-// user's choice), that need Python even under builtin_servers: prefer:
-// each as its plan note says, or as the reason it cannot be planned.
-func PythonServers(res *config.Result, roots *resolve.Roots, builtin Builtin) []string {
+// user's choice), that need Python even under builtin_servers: prefer,
+// each as its plan note says. A server that cannot be planned at all is
+// the error.
+func PythonServers(res *config.Result, roots *resolve.Roots, builtin Builtin, registeredKinds []string) ([]string, error) {
 	var python []string
 	for _, in := range res.Instances {
 		if in.Name == policyModel {
@@ -129,20 +130,19 @@ func PythonServers(res *config.Result, roots *resolve.Roots, builtin Builtin) []
 		}
 		section, _, _, err := config.InstanceSection(res.Config, in.Name, res.LookupEnv)
 		if err != nil {
-			python = append(python, err.Error())
-			continue
+			return nil, err
 		}
-		spec, err := planServer(in, section, roots, builtin, nil, true)
+		spec, err := planServer(in, section, roots, builtin, registeredKinds, true)
 		switch {
 		case err != nil:
-			python = append(python, err.Error())
+			return nil, err
 		case spec.kind == runPython && spec.Note != "":
 			python = append(python, spec.Note)
 		case spec.kind == runPython:
 			python = append(python, fmt.Sprintf("server '%s' runs %s with Python: gym has no built-in %s", in.Name, filepath.Join(spec.Dir, spec.Entrypoint), spec.Kind()))
 		}
 	}
-	return python
+	return python, nil
 }
 
 // planServer decides how one server instance, its resolved section given,

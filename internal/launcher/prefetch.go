@@ -21,6 +21,9 @@ func Prefetch(ctx context.Context, opts Options) error {
 	out := &syncWriter{w: opts.Out}
 	var pySpecs []ChildSpec
 	for _, spec := range specs {
+		if spec.Note != "" {
+			fmt.Fprintln(opts.Out, spec.Note)
+		}
 		if spec.kind != runPython {
 			instanceEmitter(spec.Instance, opts.Color, out)(fmt.Sprintf("%s runs as %s; nothing to prefetch", spec.Kind(), spec.kind))
 			continue

@@ -139,10 +139,6 @@ var baseFields = []FieldSpec{
 	{Name: "response", Kind: Object, Required: true, Model: "NeMoGymResponse"},
 }
 
-// ConfigKeys are the keys of a resources server's section NewHandler
-// reads, which every Go resources server registers beside its own.
-var ConfigKeys = []string{"expose_tools_over_mcp"}
-
 // NewHandler builds a resources server's routes on top of rt. It refuses
 // settings of NeMo Gym's base config the Go base does not implement.
 func NewHandler(rt *server.Runtime, o Options) (http.Handler, error) {

@@ -67,9 +67,11 @@ func Register(kind, className string, f Factory, configKeys ...string) {
 	registry[kind] = registration{className: className, factory: f, configKeys: keys}
 }
 
-// BaseConfigKeys are the keys every server section may set that gym itself
-// reads, whichever implementation runs: where and how the launcher starts
-// it, and the datasets and catalog metadata of the listings.
+// BaseConfigKeys are the keys every server section may set that need no
+// reading by a Go implementation: the launcher's (entrypoint, host, port,
+// name), the datasets and catalog metadata of the listings, and
+// num_workers, which sizes a Python server's uvicorn workers and which a
+// Go server, concurrent in one process, has no use for.
 var BaseConfigKeys = []string{
 	"entrypoint", "host", "port", "name", "num_workers",
 	"domain", "description", "value", "verified", "verified_url", "datasets",
@@ -82,9 +84,6 @@ func UnknownConfigKeys(kind string, section *tree.Node) (unknown []string, regis
 	reg, ok := lookup(kind)
 	if !ok {
 		return nil, false
-	}
-	if section == nil {
-		return nil, true
 	}
 	for _, k := range section.Keys() {
 		if !reg.configKeys[k] && !slices.Contains(BaseConfigKeys, k) {

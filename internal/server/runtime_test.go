@@ -598,7 +598,6 @@ func TestUnknownConfigKeys(t *testing.T) {
 		registered bool
 	}{
 		{"not registered", "test_registry/none", section("grading_mode"), nil, false},
-		{"no section", "test_registry/a", nil, nil, true},
 		{"base keys only", "test_registry/a", section("entrypoint", "host", "port", "name", "domain", "verified", "description", "value", "datasets"), nil, true},
 		{"registered keys", "test_registry/a", section("judge_model_server", "grading_mode"), nil, true},
 		{"others in section order", "test_registry/a", section("zeta", "grading_mode", "alpha"), []string{"zeta", "alpha"}, true},

@@ -20,7 +20,10 @@ const (
 	ClassName = "SimpleWeatherResourcesServer"
 )
 
-func init() { server.Register(Kind, ClassName, New, resources.ConfigKeys...) }
+// It reads no config key of its own; expose_tools_over_mcp, which the
+// resources base reads only to refuse true, keeps NeMo Gym's server under
+// builtin_servers: prefer.
+func init() { server.Register(Kind, ClassName, New) }
 
 // New builds the server's handler.
 func New(rt *server.Runtime) (http.Handler, error) {

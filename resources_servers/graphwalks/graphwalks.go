@@ -24,7 +24,10 @@ const (
 	ClassName = "GraphWalksResourcesServer"
 )
 
-func init() { server.Register(Kind, ClassName, New, resources.ConfigKeys...) }
+// It reads no config key of its own; expose_tools_over_mcp, which the
+// resources base reads only to refuse true, keeps NeMo Gym's server under
+// builtin_servers: prefer.
+func init() { server.Register(Kind, ClassName, New) }
 
 var fields = []resources.FieldSpec{
 	{Name: "expected_answer", Kind: resources.String, Required: true},

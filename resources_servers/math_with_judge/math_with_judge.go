@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"time"
 
@@ -33,7 +32,7 @@ const (
 )
 
 func init() {
-	server.Register(Kind, ClassName, New, slices.Concat(resources.ConfigKeys, []string{"judge_model_server", "judge_responses_create_params", "should_use_judge", "library_verifier_timeout_seconds", "library_verifier_max_concurrency"})...)
+	server.Register(Kind, ClassName, New, "judge_model_server", "judge_responses_create_params", "should_use_judge", "library_verifier_timeout_seconds", "library_verifier_max_concurrency")
 }
 
 var fields = []resources.FieldSpec{

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"regexp"
-	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -43,7 +42,7 @@ var (
 )
 
 func init() {
-	server.Register(Kind, ClassName, New, slices.Concat(resources.ConfigKeys, []string{"grading_mode"})...)
+	server.Register(Kind, ClassName, New, "grading_mode")
 }
 
 var fields = []resources.FieldSpec{

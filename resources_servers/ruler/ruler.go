@@ -22,7 +22,10 @@ const (
 	ClassName = "RulerResourcesServer"
 )
 
-func init() { server.Register(Kind, ClassName, New, resources.ConfigKeys...) }
+// It reads no config key of its own; expose_tools_over_mcp, which the
+// resources base reads only to refuse true, keeps NeMo Gym's server under
+// builtin_servers: prefer.
+func init() { server.Register(Kind, ClassName, New) }
 
 // subsets are RULER's task families. The reply carries one field per
 // subset, null except the row's own, so each subset gets its own mean in

@@ -16,7 +16,9 @@ import (
 // configYAML is a whole config in which instance is a valid server of
 // kind; the factory must accept it, then refuse it, naming the key, with
 // any one registered key set to a list of lists, which no key of a Go
-// server takes.
+// server takes. It proves a key is read and type-checked, not that every
+// value of it is supported: a key a server reads only to refuse some value
+// must not be registered.
 func ConfigKeysAreRead(t testing.TB, kind, instance, configYAML string) {
 	t.Helper()
 	factory, ok := server.Lookup(kind)
@@ -24,9 +26,6 @@ func ConfigKeysAreRead(t testing.TB, kind, instance, configYAML string) {
 		t.Fatalf("%s is not registered", kind)
 	}
 	keys := server.ConfigKeys(kind)
-	if len(keys) == 0 {
-		t.Fatalf("%s registered no config keys", kind)
-	}
 	build := func(set string) error {
 		env := map[string]string{config.ConfigDictEnv: configYAML, config.ConfigPathEnv: instance}
 		rt, err := server.FromEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
@@ -47,7 +46,7 @@ func ConfigKeysAreRead(t testing.TB, kind, instance, configYAML string) {
 		switch {
 		case err == nil:
 			t.Errorf("%s registered config key %q but took [[1]] for it: the factory does not read or check it", kind, k)
-		case !strings.Contains(err.Error(), k):
+		case !strings.Contains(err.Error(), instance+"."+k):
 			t.Errorf("%s refused [[1]] for %q without naming the key: %v", kind, k, err)
 		}
 	}
