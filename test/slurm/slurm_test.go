@@ -72,14 +72,38 @@ func (c *cluster) run(t *testing.T, name string, args ...string) string {
 }
 
 // waitFor polls the cluster until cond holds, failing after a minute.
-func (c *cluster) waitFor(t *testing.T, what string, cond func() bool) {
+// waitFor waits up to a minute for cond. On a timeout it says what the
+// queue and the nodes look like and, for each of jobDirs, how every job
+// log under it ends, so that a requeued or stuck job says why.
+func (c *cluster) waitFor(t *testing.T, what string, cond func() bool, jobDirs ...string) {
 	t.Helper()
 	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
 		if cond() {
 			return
 		}
 	}
-	t.Fatalf("timed out waiting for %s; queue:\n%s\nnodes not up, and why:\n%s", what, c.run(t, "squeue"), c.run(t, "sinfo", "-R"))
+	t.Fatalf("timed out waiting for %s; queue:\n%s\nnodes not up, and why:\n%s%s", what, c.run(t, "squeue"), c.run(t, "sinfo", "-R"), jobLogTails(jobDirs))
+}
+
+// jobLogTails is the last lines of every file in a logs/ directory under
+// dirs.
+func jobLogTails(dirs []string) string {
+	var b strings.Builder
+	for _, dir := range dirs {
+		_ = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() || filepath.Base(filepath.Dir(path)) != "logs" {
+				return nil
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return nil
+			}
+			lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+			fmt.Fprintf(&b, "\n%s ends:\n  %s", path, strings.Join(lines[max(0, len(lines)-20):], "\n  "))
+			return nil
+		})
+	}
+	return b.String()
 }
 
 // startRequeued lets each requeued job of ids that waits out Slurm's
@@ -224,7 +248,7 @@ job: {output_path: results}
 	c.waitFor(t, "the shards and their merge to finish", func() bool {
 		c.startRequeued(t, b.JobID+"_1", b.JobID+"_2")
 		return c.run(t, "squeue", "-h", "-j", b.JobID+","+b.AggregateJobID) == ""
-	})
+	}, work)
 	// The second run of each stopped shard resumed it: it kept what the
 	// first had written.
 	var resumed []string
@@ -465,7 +489,7 @@ job: {output_path: results}
 	c.waitFor(t, "the shards and their merge to finish", func() bool {
 		c.startRequeued(t, b.JobID+"_0", b.JobID+"_1")
 		return c.run(t, "squeue", "-h", "-j", b.JobID+","+b.AggregateJobID) == ""
-	})
+	}, work)
 	merged := filepath.Join(b.JobDir, "artifacts", "rollouts.jsonl")
 	if got := pairs(t, merged); len(got) != 10 {
 		t.Errorf("merged %v", got)
@@ -599,7 +623,7 @@ job: {output_path: `+remote+`}
 	})
 	c.waitFor(t, "the shards and their merge to finish", func() bool {
 		return c.run(t, "squeue", "-h", "-j", b.JobID+","+b.AggregateJobID) == ""
-	})
+	}, work)
 	if got := pairs(t, filepath.Join(b.JobDir, "artifacts", "rollouts.jsonl")); len(got) != 10 {
 		t.Errorf("merged %v", got)
 	}
@@ -651,7 +675,7 @@ job: {output_path: results}
 	b := rec.Benchmarks[0]
 	c.waitFor(t, "the shards and their merge to finish", func() bool {
 		return c.run(t, "squeue", "-h", "-j", b.JobID+","+b.AggregateJobID) == ""
-	})
+	}, work)
 	c.restartController(t)
 	cmd := exec.Command("squeue", "-h", "-j", b.JobID)
 	cmd.Env = append(os.Environ(), "SLURM_CONF="+c.conf)
