@@ -395,11 +395,12 @@ func listCatalog(opts *listOptions, roots *resolve.Roots) error {
 	}
 	rows := make([][]string, len(entries))
 	for i, e := range entries {
-		rows[i] = []string{e.Name, e.Kind, e.Status, e.Lifecycle, e.Domain, e.Description}
+		rows[i] = []string{e.Name, e.Kind, e.Status, e.Lifecycle, e.Domain}
 		if benchmarks {
 			cell, _ := needsPython(e.PythonServers(roots, check))
-			rows[i] = []string{e.Name, e.Kind, e.Status, e.Lifecycle, e.Domain, cell, e.Description}
+			rows[i] = append(rows[i], cell)
 		}
+		rows[i] = append(rows[i], e.Description)
 	}
 	return writeTable(out, title, header, rows)
 }
