@@ -8,5 +8,5 @@ import "embed"
 // Builtin is the install root's content, laid out as NeMo Gym lays out its
 // repository: the components, and the benchmarks whose data ships with gym.
 //
-//go:embed all:responses_api_models all:responses_api_agents all:resources_servers all:benchmarks
+//go:embed all:environment_servers all:responses_api_models all:responses_api_agents all:resources_servers all:benchmarks
 var Builtin embed.FS

@@ -4,6 +4,7 @@ package main
 // internal/server from init, so `gym serve` (and `gym env start`, which
 // decides between Python and Go) can find it.
 import (
+	_ "github.com/nemo-gym-go/gym/environment_servers/legacy_agent"
 	_ "github.com/nemo-gym-go/gym/resources_servers/example_single_tool_call"
 	_ "github.com/nemo-gym-go/gym/resources_servers/graphwalks"
 	_ "github.com/nemo-gym-go/gym/resources_servers/math_with_judge"

@@ -273,6 +273,18 @@ func (e *UpstreamError) Error() string {
 // requires; req itself is not changed. A 2xx response is returned with its
 // body open; any other final status is an *UpstreamError holding the body.
 func (c *Client) Do(ctx context.Context, req *http.Request) (*http.Response, error) {
+	return c.do(ctx, req, false)
+}
+
+// Forward is Do for a relay: connection errors are retried as Do retries
+// them, but any answer, whatever its status, is returned with its body
+// open, for the caller to pass on. A relay that retried a 500 would run
+// the upstream's work again behind its caller's back.
+func (c *Client) Forward(ctx context.Context, req *http.Request) (*http.Response, error) {
+	return c.do(ctx, req, true)
+}
+
+func (c *Client) do(ctx context.Context, req *http.Request, anyStatus bool) (*http.Response, error) {
 	if req.URL == nil || (req.URL.Scheme != "http" && req.URL.Scheme != "https") || req.URL.Host == "" {
 		return nil, fmt.Errorf("%s %q: not an http(s) URL with a host", req.Method, req.URL)
 	}
@@ -310,7 +322,7 @@ func (c *Client) Do(ctx context.Context, req *http.Request) (*http.Response, err
 			}
 			c.logger.Warn("retrying request", "url", url, "kind", "connection", "try", try, "max_tries", c.maxRetries+1, "error", err, "delay", delay)
 		} else {
-			if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+			if anyStatus || resp.StatusCode >= 200 && resp.StatusCode < 300 {
 				return resp, nil
 			}
 			body, readErr := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))

@@ -212,6 +212,28 @@ func TestClientNeverRetriesOtherClientErrors(t *testing.T) {
 	}
 }
 
+// Forward hands back whatever status the upstream answered, after one
+// try, where Do would have retried it.
+func TestClientForwardPassesEveryStatus(t *testing.T) {
+	for _, code := range []int{200, 404, 429, 500, 503} {
+		t.Run(strconv.Itoa(code), func(t *testing.T) {
+			s := &scripted{steps: []func(http.ResponseWriter){status(code, "answer", "X-Upstream", "yes"), status(200, "second")}}
+			srv := httptest.NewServer(s)
+			defer srv.Close()
+			c, waits := testClient(ClientOptions{}, io.Discard)
+			resp, err := c.Forward(context.Background(), mustRequest(t, "POST", srv.URL))
+			if err != nil {
+				t.Fatalf("Forward: %v", err)
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != code || string(body) != "answer" || resp.Header.Get("X-Upstream") != "yes" || s.requests != 1 || len(waits.waits) != 0 {
+				t.Errorf("HTTP %d %q (X-Upstream %q) after %d requests and waits %v, want HTTP %d \"answer\" at once", resp.StatusCode, body, resp.Header.Get("X-Upstream"), s.requests, waits.waits, code)
+			}
+		})
+	}
+}
+
 // A wait the caller's context would not outlive is not begun: the call
 // ends with the answer it has instead of a context error later.
 func TestClientRetryAfterPastContextDeadline(t *testing.T) {
