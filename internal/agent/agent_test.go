@@ -280,7 +280,7 @@ var verifyRows = `{"verify_responses":[
  {"_ng_task_index":0,"_ng_rollout_index":0,"reward":1.0,"response":{"usage":{"input_tokens":10}}},
  {"_ng_task_index":0,"_ng_rollout_index":1,"reward":0.0,"response":{"usage":{"input_tokens":20}}}]}`
 
-const emptyMetrics = `{"group_level_metrics":[],"agent_metrics":{},"key_metrics":{}}`
+const emptyMetrics = `{"group_level_metrics":[],"agent_metrics":{},"key_metrics":{},"repeat_level_metrics":[]}`
 
 func TestAggregateMetrics(t *testing.T) {
 	var proxied atomic.Int32

@@ -40,8 +40,8 @@ type Summary struct {
 	CompletionPct     float64
 	// Tasks counts the tasks of the inputs; the other three split them by
 	// how many of their materialized rows have a rollout: all, some, none.
-	Tasks, CompleteTasks, PartialTasks, MissingTasks int
-	RewardProfilingPath, AgentMetricsPath            string
+	Tasks, CompleteTasks, PartialTasks, MissingTasks              int
+	RewardProfilingPath, AgentMetricsPath, RepeatLevelMetricsPath string
 }
 
 // Kind says what is wrong with the files.
@@ -131,6 +131,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	stem := rollout.Stem(o.RolloutsPath)
 	s.RewardProfilingPath = stem + "_reward_profiling.jsonl"
 	s.AgentMetricsPath = stem + "_agent_metrics.json"
+	s.RepeatLevelMetricsPath = stem + "_repeat_level_metrics.json"
 	err = jsonl.WriteFileAtomic(s.RewardProfilingPath, func(w *bufio.Writer) error {
 		return prof.Groups(func(g *resources.Metrics) error {
 			if err := ctx.Err(); err != nil {
@@ -164,16 +165,28 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	err = jsonl.WriteFileAtomic(s.RepeatLevelMetricsPath, func(w *bufio.Writer) error {
+		b, err := json.Marshal(prof.RepeatLevel())
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
 
 	if o.Out != nil {
 		fmt.Fprintf(o.Out, "Profiling outputs:\n"+
 			"Reward profile completion: %d/%d rollout rows (%.2f%%)\n"+
 			"Input rows: %d total; %d complete; %d partial; %d without rollouts dropped from output.\n"+
 			"Reward profiling outputs: %s\n"+
-			"Agent-level metrics: %s\n",
+			"Agent-level metrics: %s\n"+
+			"Repeat-level metrics: %s\n",
 			s.CompletedRollouts, s.ExpectedRollouts, s.CompletionPct,
 			s.Tasks, s.CompleteTasks, s.PartialTasks, s.MissingTasks,
-			s.RewardProfilingPath, s.AgentMetricsPath)
+			s.RewardProfilingPath, s.AgentMetricsPath, s.RepeatLevelMetricsPath)
 	}
 	return s, nil
 }

@@ -101,24 +101,40 @@ func TestRunHappyPath(t *testing.T) {
 	if got := fx.read(t, "rollouts_reward_profiling.jsonl"); got != wantGroups {
 		t.Errorf("reward profiling\n got %s\nwant %s", got, wantGroups)
 	}
-	// Agents in name order, agent_ref last where NeMo Gym appends it.
-	wantAgents := `[{` + task1Stats + `,"agent_ref":{"name":"math_agent"}},{` + task0Stats + `,"agent_ref":{"name":"qa_agent"}}]`
-	if got := fx.read(t, "rollouts_agent_metrics.json"); got != wantAgents {
-		t.Errorf("agent metrics\n got %s\nwant %s", got, wantAgents)
+	// Agents in name order, each with its statistics across its two
+	// repeats, agent_ref last where NeMo Gym appends it.
+	got := fx.read(t, "rollouts_agent_metrics.json")
+	for _, want := range []string{`[{` + task1Stats + `,"mean_across_repeats/mean/input_tokens":20.0,`, `"agent_ref":{"name":"math_agent"}},{` + task0Stats + `,"mean_across_repeats/`, `"agent_ref":{"name":"qa_agent"}}]`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("agent metrics\n%s\nlack %s", got, want)
+		}
+	}
+	var repeats []struct {
+		Agent   struct{ Name string } `json:"agent_ref"`
+		Rollout int                   `json:"_ng_rollout_index"`
+		Samples int                   `json:"sample_count"`
+		Missing int                   `json:"missing_count"`
+		Reward  float64               `json:"mean/reward"`
+	}
+	if err := json.Unmarshal([]byte(fx.read(t, "rollouts_repeat_level_metrics.json")), &repeats); err != nil || len(repeats) != 4 ||
+		repeats[0].Agent.Name != "math_agent" || repeats[0].Rollout != 0 || repeats[0].Samples != 1 || repeats[0].Missing != 0 || repeats[3].Agent.Name != "qa_agent" || repeats[3].Rollout != 1 {
+		t.Errorf("repeat-level metrics %+v (%v), want math_agent's repeats 0 and 1 of one task each, then qa_agent's", repeats, err)
 	}
 
 	groups := filepath.Join(fx.dir, "rollouts_reward_profiling.jsonl")
 	agents := filepath.Join(fx.dir, "rollouts_agent_metrics.json")
+	repeatLevel := filepath.Join(fx.dir, "rollouts_repeat_level_metrics.json")
 	wantOut := "Profiling outputs:\n" +
 		"Reward profile completion: 4/4 rollout rows (100.00%)\n" +
 		"Input rows: 2 total; 2 complete; 0 partial; 0 without rollouts dropped from output.\n" +
 		"Reward profiling outputs: " + groups + "\n" +
-		"Agent-level metrics: " + agents + "\n"
+		"Agent-level metrics: " + agents + "\n" +
+		"Repeat-level metrics: " + repeatLevel + "\n"
 	if out != wantOut {
 		t.Errorf("printed\n%s\nwant\n%s", out, wantOut)
 	}
 	want := Summary{ExpectedRollouts: 4, CompletedRollouts: 4, CompletionPct: 100, Tasks: 2, CompleteTasks: 2,
-		RewardProfilingPath: groups, AgentMetricsPath: agents}
+		RewardProfilingPath: groups, AgentMetricsPath: agents, RepeatLevelMetricsPath: repeatLevel}
 	if *s != want {
 		t.Errorf("summary %+v, want %+v", *s, want)
 	}
@@ -131,7 +147,7 @@ func TestRunHappyPath(t *testing.T) {
 			t.Errorf("%s has mode %v, want 0644", e.Name(), info.Mode().Perm())
 		}
 	}
-	if want := []string{"rollouts.jsonl", "rollouts_agent_metrics.json", "rollouts_materialized_inputs.jsonl", "rollouts_reward_profiling.jsonl"}; !slices.Equal(names, want) {
+	if want := []string{"rollouts.jsonl", "rollouts_agent_metrics.json", "rollouts_materialized_inputs.jsonl", "rollouts_repeat_level_metrics.json", "rollouts_reward_profiling.jsonl"}; !slices.Equal(names, want) {
 		t.Errorf("directory holds %v, want %v (no temp files left)", names, want)
 	}
 

@@ -79,6 +79,9 @@ type AggregateMetrics struct {
 	// PerfSummary is the rollouts' ng_perf summarised (PerfSummary), left
 	// out when none has one (NeMo Gym writes null).
 	PerfSummary json.RawMessage
+	// RepeatLevelMetrics has an entry per rollout index when there are
+	// several (nemo-gym 0.7.0), each without its agent_ref.
+	RepeatLevelMetrics []*Metrics
 }
 
 // MarshalJSON writes the reply with NeMo Gym's key order.
@@ -90,6 +93,11 @@ func (a *AggregateMetrics) MarshalJSON() ([]byte, error) {
 	if a.PerfSummary != nil {
 		m.Set("perf_summary", a.PerfSummary)
 	}
+	repeats := a.RepeatLevelMetrics
+	if repeats == nil {
+		repeats = []*Metrics{}
+	}
+	m.Set("repeat_level_metrics", repeats)
 	return m.MarshalJSON()
 }
 
@@ -151,6 +159,8 @@ func Aggregate(verifyResponses []json.RawMessage, hooks MetricsHooks) (*Aggregat
 		all[i] = i
 	}
 	p.describe(all, out.AgentMetrics)
+	repeats := p.repeatLevel(all, json.RawMessage(`{"name":"agent"}`))
+	acrossRepeats(repeats, out.AgentMetrics)
 
 	if hooks.ComputeMetrics != nil {
 		tasks := make([][]Rollout, len(taskIDs))
@@ -179,6 +189,15 @@ func Aggregate(verifyResponses []json.RawMessage, hooks MetricsHooks) (*Aggregat
 		}
 		out.AgentMetrics.Update(custom)
 	}
+	rolloutIndices := map[int64]bool{}
+	for _, r := range p.rows {
+		rolloutIndices[r.rollout.RolloutIndex] = true
+	}
+	out.AgentMetrics.Set("num_repeats", int64(len(rolloutIndices)))
+	for _, r := range repeats {
+		r.Delete("agent_ref")
+	}
+	out.RepeatLevelMetrics = repeats
 
 	if hooks.KeyMetrics != nil {
 		out.KeyMetrics = hooks.KeyMetrics(out.AgentMetrics)
@@ -263,25 +282,49 @@ func (pr *Profiler) Groups(emit func(*Metrics) error) error {
 // Agents returns the agent-level metrics, one entry per agent in name
 // order (pandas' groupby order), each ending with "agent_ref": {"name": …}.
 func (pr *Profiler) Agents() []*Metrics {
-	pr.sort()
-	rows := make([][]int, len(pr.agents))
-	for i, r := range pr.p.rows {
-		rows[r.agent] = append(rows[r.agent], i)
-	}
-	order := make([]int32, len(pr.agents))
-	for i := range order {
-		order[i] = int32(i)
-	}
-	slices.SortFunc(order, func(a, b int32) int { return strings.Compare(pr.agents[a], pr.agents[b]) })
+	rows, order := pr.byAgent()
 	out := make([]*Metrics, 0, len(order))
 	for _, a := range order {
 		m := NewMetrics()
 		pr.p.describe(rows[a], m)
-		ref := append(openai.AppendJSONString([]byte(`{"name":`), pr.agents[a]), '}')
-		m.Set("agent_ref", json.RawMessage(ref))
+		ref := pr.agentRef(a)
+		acrossRepeats(pr.p.repeatLevel(rows[a], ref), m)
+		m.Set("agent_ref", ref)
 		out = append(out, m)
 	}
 	return out
+}
+
+// RepeatLevel returns the repeat-level metrics: for each agent in name
+// order with several rollout indices, an entry per rollout index, each
+// with its agent_ref.
+func (pr *Profiler) RepeatLevel() []*Metrics {
+	rows, order := pr.byAgent()
+	out := []*Metrics{}
+	for _, a := range order {
+		out = append(out, pr.p.repeatLevel(rows[a], pr.agentRef(a))...)
+	}
+	return out
+}
+
+// byAgent sorts the rollouts and returns each agent's rows, and the agents
+// in name order (pandas' groupby order).
+func (pr *Profiler) byAgent() (rows [][]int, order []int32) {
+	pr.sort()
+	rows = make([][]int, len(pr.agents))
+	for i, r := range pr.p.rows {
+		rows[r.agent] = append(rows[r.agent], i)
+	}
+	order = make([]int32, len(pr.agents))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int { return strings.Compare(pr.agents[a], pr.agents[b]) })
+	return rows, order
+}
+
+func (pr *Profiler) agentRef(a int32) json.RawMessage {
+	return json.RawMessage(append(openai.AppendJSONString([]byte(`{"name":`), pr.agents[a]), '}'))
 }
 
 // MeanMetrics is NeMo Gym's default key-metric choice: every mean/* entry.

@@ -31,7 +31,7 @@ func mustAggregate(t *testing.T, in []json.RawMessage, hooks MetricsHooks) (*Agg
 
 func TestAggregateEmpty(t *testing.T) {
 	_, out := mustAggregate(t, nil, MetricsHooks{ComputeMetrics: func([][]Rollout) *Metrics { panic("not called on empty input") }})
-	if out != `{"group_level_metrics":[],"agent_metrics":{},"key_metrics":{}}` {
+	if out != `{"group_level_metrics":[],"agent_metrics":{},"key_metrics":{},"repeat_level_metrics":[]}` {
 		t.Errorf("empty: %s", out)
 	}
 }
@@ -52,8 +52,8 @@ func TestAggregateOneRollout(t *testing.T) {
 		`"max/reward":1.0,"max/input_tokens":60,"max/output_tokens":30,` +
 		`"min/reward":1.0,"min/input_tokens":60,"min/output_tokens":30,` +
 		`"median/reward":1.0,"median/input_tokens":60.0,"median/output_tokens":30.0,` +
-		`"std/reward":0.0,"std/input_tokens":0.0,"std/output_tokens":0.0},` +
-		`"key_metrics":{"mean/reward":1.0,"mean/input_tokens":60.0,"mean/output_tokens":30.0}}`
+		`"std/reward":0.0,"std/input_tokens":0.0,"std/output_tokens":0.0,"num_repeats":1},` +
+		`"key_metrics":{"mean/reward":1.0,"mean/input_tokens":60.0,"mean/output_tokens":30.0},"repeat_level_metrics":[]}`
 	if out != want {
 		t.Errorf("got\n%s\nwant\n%s", out, want)
 	}
@@ -252,6 +252,8 @@ func TestProfilerIsAggregate(t *testing.T) {
 		t.Errorf("agent_ref %s", ref)
 	}
 	agents[0].Delete("agent_ref")
+	// num_repeats is compute_aggregate_metrics' own, not the profile's.
+	agg.AgentMetrics.Delete("num_repeats")
 	got, _ = agents[0].MarshalJSON()
 	want, _ = agg.AgentMetrics.MarshalJSON()
 	if string(got) != string(want) {
@@ -309,7 +311,9 @@ func TestProfilerOrder(t *testing.T) {
 		`{"_ng_task_index":0,"mean/reward":0.5,"mean/a":1.0,"mean/b":2.0,`,
 		`"sample":{"task":0},"num_rollouts":2,"expected_num_rollouts":4,"missing_num_rollouts":2,"reward_profile_completion_pct":50.0,`,
 		`[{"mean/reward":1.0,"mean/c":3.0,"max/reward":1.0,"max/c":3.0,"min/reward":1.0,"min/c":3.0,"median/reward":1.0,"median/c":3.0,"std/reward":0.0,"std/c":0.0,"agent_ref":{"name":"amy"}},{"mean/reward":0.5,`,
-		`"std/reward":0.5,"agent_ref":{"name":"zed"}}]`,
+		`"std/reward":0.5,"mean_across_repeats/mean/a":1.0,`,
+		`"mean_across_repeats/mean/reward":0.375,"median_across_repeats/mean/reward":0.375,"std_across_repeats/mean/reward":0.5303300858899106,"min_across_repeats/mean/reward":0.0,"max_across_repeats/mean/reward":0.75,`,
+		`"se_across_repeats/mean/b":0.0,"agent_ref":{"name":"zed"}}]`,
 	} {
 		if !strings.Contains(want, s) {
 			t.Errorf("profile lacks %s:\n%s", s, want)

@@ -168,7 +168,7 @@ func TestRoutes(t *testing.T) {
 	if status, _ := s.Post("/ng-rollout/3-1/increment", `{}`); status != 200 {
 		t.Errorf("tool under the rollout prefix: %d", status)
 	}
-	if status, body := s.Post("/aggregate_metrics", `{"verify_responses":[{"reward":1}]}`); status != 200 || !strings.HasSuffix(string(body), `"key_metrics":{}}`) {
+	if status, body := s.Post("/aggregate_metrics", `{"verify_responses":[{"reward":1}]}`); status != 200 || !strings.HasSuffix(string(body), `"key_metrics":{},"repeat_level_metrics":[]}`) {
 		t.Errorf("aggregate_metrics with a key hook: %d %s", status, body)
 	}
 	if status, body := s.Post("/aggregate_metrics", `{"verify_responses":[1]}`); status != 422 || !strings.Contains(string(body), `"loc":["body","verify_responses",0]`) {

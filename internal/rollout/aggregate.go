@@ -209,7 +209,7 @@ type AgentMetrics struct {
 
 // metricsOrder is where NeMo Gym's file puts the reply's parts, after
 // agent_ref; any other part follows them.
-var metricsOrder = []string{"agent_metrics", "key_metrics", "group_level_metrics"}
+var metricsOrder = []string{"agent_metrics", "key_metrics", "group_level_metrics", "repeat_level_metrics"}
 
 // WriteAggregateMetrics asks agg for each agent's metrics over its
 // rollouts, sorted by (task, rollout), agents in the order of their first

@@ -349,7 +349,7 @@ func TestAggregateMetricsRoute(t *testing.T) {
 	}
 	skip := startHarness(t, options{section: "skip_verification: true", script: weatherScript})
 	resp, body = skip.post(t, "/aggregate_metrics", rows)
-	if resp.StatusCode != 200 || body != `{"group_level_metrics":[],"agent_metrics":{},"key_metrics":{}}` || len(skip.res.all()) != 0 {
+	if resp.StatusCode != 200 || body != `{"group_level_metrics":[],"agent_metrics":{},"key_metrics":{},"repeat_level_metrics":[]}` || len(skip.res.all()) != 0 {
 		t.Errorf("skip_verification: %d %s", resp.StatusCode, body)
 	}
 	if !strings.Contains(skip.logs.String(), "skip_verification is set") {
