@@ -148,32 +148,10 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = jsonl.WriteFileAtomic(s.AgentMetricsPath, func(w *bufio.Writer) error {
-		w.WriteByte('[')
-		for i, m := range prof.Agents() {
-			if i > 0 {
-				w.WriteByte(',')
-			}
-			b, err := m.MarshalJSON()
-			if err != nil {
-				return err
-			}
-			w.Write(b)
-		}
-		return w.WriteByte(']')
-	})
-	if err != nil {
+	if err := writeMetricsList(s.AgentMetricsPath, prof.Agents()); err != nil {
 		return nil, err
 	}
-	err = jsonl.WriteFileAtomic(s.RepeatLevelMetricsPath, func(w *bufio.Writer) error {
-		b, err := json.Marshal(prof.RepeatLevel())
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(b)
-		return err
-	})
-	if err != nil {
+	if err := writeMetricsList(s.RepeatLevelMetricsPath, prof.RepeatLevel()); err != nil {
 		return nil, err
 	}
 
@@ -189,6 +167,24 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 			s.RewardProfilingPath, s.AgentMetricsPath, s.RepeatLevelMetricsPath)
 	}
 	return s, nil
+}
+
+// writeMetricsList writes entries as one JSON array, as orjson writes it.
+func writeMetricsList(path string, entries []*resources.Metrics) error {
+	return jsonl.WriteFileAtomic(path, func(w *bufio.Writer) error {
+		w.WriteByte('[')
+		for i, m := range entries {
+			if i > 0 {
+				w.WriteByte(',')
+			}
+			b, err := m.MarshalJSON()
+			if err != nil {
+				return err
+			}
+			w.Write(b)
+		}
+		return w.WriteByte(']')
+	})
 }
 
 // readInputs indexes the materialized rows by key without keeping them:
