@@ -14,8 +14,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/nemo-gym-go/gym/internal/config"
 	"github.com/nemo-gym-go/gym/internal/server"
+	"github.com/nemo-gym-go/gym/internal/server/servertest"
 )
 
 // relayConfig is a config with the relay in front of an agent at agentAddr;
@@ -48,8 +48,7 @@ func indent(lines []string) string {
 
 func runtimeFor(t *testing.T, configYAML string, logs io.Writer) *server.Runtime {
 	t.Helper()
-	env := map[string]string{config.ConfigDictEnv: configYAML, config.ConfigPathEnv: "relay"}
-	rt, err := server.FromEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	rt, err := servertest.Runtime(configYAML, "relay")
 	if err != nil {
 		t.Fatal(err)
 	}

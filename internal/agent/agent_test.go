@@ -13,9 +13,9 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/nemo-gym-go/gym/internal/config"
 	"github.com/nemo-gym-go/gym/internal/resources"
 	"github.com/nemo-gym-go/gym/internal/server"
+	"github.com/nemo-gym-go/gym/internal/server/servertest"
 )
 
 // runtimeFor builds the runtime `gym serve` would give the instance
@@ -48,8 +48,7 @@ agent:
 			yaml += "      " + line + "\n"
 		}
 	}
-	env := map[string]string{config.ConfigDictEnv: yaml, config.ConfigPathEnv: "agent"}
-	rt, err := server.FromEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	rt, err := servertest.Runtime(yaml, "agent")
 	if err != nil {
 		return nil, err
 	}

@@ -123,14 +123,9 @@ func Start(ctx context.Context, opts Options) (*Launch, error) {
 		return nil, &config.Error{Class: config.ClassNoServerInstances, Msg: "No server instances are configured, so there is nothing to run. Pass one or more configs, e.g.:\n" +
 			"  gym env start --config resources_servers/<env>/configs/<env>.yaml --config responses_api_models/<model>/configs/<model>.yaml"}
 	}
-	specs, err := plan(res, opts.Roots, res.LookupEnv, opts.Builtin, opts.RegisteredKinds)
+	specs, err := planAndSay(opts)
 	if err != nil {
 		return nil, err
-	}
-	for _, spec := range specs {
-		if spec.Note != "" {
-			fmt.Fprintln(opts.Out, spec.Note)
-		}
 	}
 	if err := becomeSubreaper(); err != nil {
 		fmt.Fprintf(opts.Out, "warning: cannot become a child subreaper (%v); orphaned grandchildren are left to init\n", err)

@@ -78,6 +78,22 @@ const (
 	BuiltinPrefer     = "prefer"
 )
 
+// planAndSay plans opts' servers as Start and Prefetch run them, and
+// prints why each server the builtin_servers policy decided on runs as it
+// does.
+func planAndSay(opts Options) ([]ChildSpec, error) {
+	specs, err := plan(opts.Result, opts.Roots, opts.Result.LookupEnv, opts.Builtin, opts.RegisteredKinds)
+	if err != nil {
+		return nil, err
+	}
+	for _, spec := range specs {
+		if spec.Note != "" {
+			fmt.Fprintln(opts.Out, spec.Note)
+		}
+	}
+	return specs, nil
+}
+
 // Builtin reports whether a Go implementation is registered as kind and
 // which keys of a server section it would not read (server.UnknownConfigKeys).
 type Builtin func(kind string, section *tree.Node) (unknown []string, registered bool)

@@ -14,16 +14,13 @@ import (
 // installer's own error.
 func Prefetch(ctx context.Context, opts Options) error {
 	res := opts.Result
-	specs, err := plan(res, opts.Roots, res.LookupEnv, opts.Builtin, opts.RegisteredKinds)
+	specs, err := planAndSay(opts)
 	if err != nil {
 		return err
 	}
 	out := &syncWriter{w: opts.Out}
 	var pySpecs []ChildSpec
 	for _, spec := range specs {
-		if spec.Note != "" {
-			fmt.Fprintln(opts.Out, spec.Note)
-		}
 		if spec.kind != runPython {
 			instanceEmitter(spec.Instance, opts.Color, out)(fmt.Sprintf("%s runs as %s; nothing to prefetch", spec.Kind(), spec.kind))
 			continue

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nemo-gym-go/gym/internal/server"
+	"github.com/nemo-gym-go/gym/internal/server/servertest"
 )
 
 // runtimeFor builds the runtime of instance m from a config whose instance
@@ -19,8 +20,7 @@ func runtimeFor(t *testing.T, global string, lines ...string) (*server.Runtime, 
 	for _, l := range lines {
 		yaml += "      " + l + "\n"
 	}
-	env := map[string]string{"NEMO_GYM_CONFIG_DICT": yaml, "NEMO_GYM_CONFIG_PATH": "m"}
-	rt, err := server.FromEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	rt, err := servertest.Runtime(yaml, "m")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -148,10 +148,11 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := writeMetricsList(s.AgentMetricsPath, prof.Agents()); err != nil {
+	agents, repeats := prof.Agents()
+	if err := writeMetricsList(s.AgentMetricsPath, agents); err != nil {
 		return nil, err
 	}
-	if err := writeMetricsList(s.RepeatLevelMetricsPath, prof.RepeatLevel()); err != nil {
+	if err := writeMetricsList(s.RepeatLevelMetricsPath, repeats); err != nil {
 		return nil, err
 	}
 

@@ -189,11 +189,8 @@ func Aggregate(verifyResponses []json.RawMessage, hooks MetricsHooks) (*Aggregat
 		}
 		out.AgentMetrics.Update(custom)
 	}
-	rolloutIndices := map[int64]bool{}
-	for _, r := range p.rows {
-		rolloutIndices[r.rollout.RolloutIndex] = true
-	}
-	out.AgentMetrics.Set("num_repeats", int64(len(rolloutIndices)))
+	// One repeat-level entry per rollout index, or none when there is only one.
+	out.AgentMetrics.Set("num_repeats", int64(max(len(repeats), 1)))
 	for _, r := range repeats {
 		r.Delete("agent_ref")
 	}
@@ -280,51 +277,33 @@ func (pr *Profiler) Groups(emit func(*Metrics) error) error {
 }
 
 // Agents returns the agent-level metrics, one entry per agent in name
-// order (pandas' groupby order), each ending with "agent_ref": {"name": …}.
-func (pr *Profiler) Agents() []*Metrics {
-	rows, order := pr.byAgent()
-	out := make([]*Metrics, 0, len(order))
-	for _, a := range order {
-		m := NewMetrics()
-		pr.p.describe(rows[a], m)
-		ref := pr.agentRef(a)
-		acrossRepeats(pr.p.repeatLevel(rows[a], ref), m)
-		m.Set("agent_ref", ref)
-		out = append(out, m)
-	}
-	return out
-}
-
-// RepeatLevel returns the repeat-level metrics: for each agent in name
-// order with several rollout indices, an entry per rollout index, each
-// with its agent_ref.
-func (pr *Profiler) RepeatLevel() []*Metrics {
-	rows, order := pr.byAgent()
-	out := []*Metrics{}
-	for _, a := range order {
-		out = append(out, pr.p.repeatLevel(rows[a], pr.agentRef(a))...)
-	}
-	return out
-}
-
-// byAgent sorts the rollouts and returns each agent's rows, and the agents
-// in name order (pandas' groupby order).
-func (pr *Profiler) byAgent() (rows [][]int, order []int32) {
+// order (pandas' groupby order), each ending with "agent_ref": {"name": …},
+// and the repeat-level metrics: for each agent with several rollout
+// indices, in the same order, an entry per rollout index with its
+// agent_ref.
+func (pr *Profiler) Agents() (agents, repeats []*Metrics) {
 	pr.sort()
-	rows = make([][]int, len(pr.agents))
+	rows := make([][]int, len(pr.agents))
 	for i, r := range pr.p.rows {
 		rows[r.agent] = append(rows[r.agent], i)
 	}
-	order = make([]int32, len(pr.agents))
+	order := make([]int32, len(pr.agents))
 	for i := range order {
 		order[i] = int32(i)
 	}
 	slices.SortFunc(order, func(a, b int32) int { return strings.Compare(pr.agents[a], pr.agents[b]) })
-	return rows, order
-}
-
-func (pr *Profiler) agentRef(a int32) json.RawMessage {
-	return json.RawMessage(append(openai.AppendJSONString([]byte(`{"name":`), pr.agents[a]), '}'))
+	agents, repeats = make([]*Metrics, 0, len(order)), []*Metrics{}
+	for _, a := range order {
+		m := NewMetrics()
+		pr.p.describe(rows[a], m)
+		ref := json.RawMessage(append(openai.AppendJSONString([]byte(`{"name":`), pr.agents[a]), '}'))
+		agentRepeats := pr.p.repeatLevel(rows[a], ref)
+		acrossRepeats(agentRepeats, m)
+		m.Set("agent_ref", ref)
+		agents = append(agents, m)
+		repeats = append(repeats, agentRepeats...)
+	}
+	return agents, repeats
 }
 
 // MeanMetrics is NeMo Gym's default key-metric choice: every mean/* entry.

@@ -244,7 +244,7 @@ func TestProfilerIsAggregate(t *testing.T) {
 	if string(got) != string(want) {
 		t.Errorf("groups\n got %s\nwant %s", got, want)
 	}
-	agents := p.Agents()
+	agents, _ := p.Agents()
 	if len(agents) != 1 {
 		t.Fatalf("%d agents", len(agents))
 	}
@@ -299,7 +299,8 @@ func TestProfilerOrder(t *testing.T) {
 			b.Write(append(j, '\n'))
 			return nil
 		})
-		j, _ := json.Marshal(p.Agents())
+		agents, _ := p.Agents()
+		j, _ := json.Marshal(agents)
 		b.Write(j)
 		return b.String()
 	}

@@ -244,41 +244,37 @@ func regIncBeta(a, b, x float64) float64 {
 }
 
 func betaContinuedFraction(a, b, x float64) float64 {
-	const tiny = 1e-300
 	c, d := 1.0, 1-(a+b)*x/(a+1)
-	if math.Abs(d) < tiny {
-		d = tiny
+	if math.Abs(d) < lentzTiny {
+		d = lentzTiny
 	}
 	d = 1 / d
 	f := d
 	for m := 1.0; m < 10000; m++ {
 		// The even step, then the odd one.
-		num := m * (b - m) * x / ((a + 2*m - 1) * (a + 2*m))
-		d = 1 + num*d
-		if math.Abs(d) < tiny {
-			d = tiny
-		}
-		c = 1 + num/c
-		if math.Abs(c) < tiny {
-			c = tiny
-		}
-		d = 1 / d
-		f *= d * c
-		num = -(a + m) * (a + b + m) * x / ((a + 2*m) * (a + 2*m + 1))
-		d = 1 + num*d
-		if math.Abs(d) < tiny {
-			d = tiny
-		}
-		c = 1 + num/c
-		if math.Abs(c) < tiny {
-			c = tiny
-		}
-		d = 1 / d
-		delta := d * c
+		f *= lentzStep(m*(b-m)*x/((a+2*m-1)*(a+2*m)), &c, &d)
+		delta := lentzStep(-(a+m)*(a+b+m)*x/((a+2*m)*(a+2*m+1)), &c, &d)
 		f *= delta
 		if math.Abs(delta-1) < 1e-16 {
 			break
 		}
 	}
 	return f
+}
+
+const lentzTiny = 1e-300
+
+// lentzStep advances the modified Lentz recurrence by one partial
+// numerator and returns the factor it multiplies the fraction by.
+func lentzStep(num float64, c, d *float64) float64 {
+	*d = 1 + num**d
+	if math.Abs(*d) < lentzTiny {
+		*d = lentzTiny
+	}
+	*c = 1 + num/(*c)
+	if math.Abs(*c) < lentzTiny {
+		*c = lentzTiny
+	}
+	*d = 1 / *d
+	return *d * *c
 }

@@ -17,8 +17,8 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/nemo-gym-go/gym/internal/config"
 	"github.com/nemo-gym-go/gym/internal/server"
+	"github.com/nemo-gym-go/gym/internal/server/servertest"
 )
 
 // request is one request a fake server received.
@@ -285,8 +285,7 @@ agent:
 // build runs the registered factory as `gym serve` does for the instance
 // `agent`, with a client that retries without real waits.
 func build(yaml string, logs io.Writer) (http.Handler, *server.Runtime, error) {
-	env := map[string]string{config.ConfigDictEnv: yaml, config.ConfigPathEnv: "agent"}
-	rt, err := server.FromEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	rt, err := servertest.Runtime(yaml, "agent")
 	if err != nil {
 		return nil, nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/nemo-gym-go/gym/internal/server"
+	"github.com/nemo-gym-go/gym/internal/server/servertest"
 )
 
 // A hosted provider answers Chat Completions with reasoning in a
@@ -28,8 +29,7 @@ func TestResponsesThroughAProvider(t *testing.T) {
 	defer up.Close()
 	yaml := "policy_model:\n  responses_api_models:\n    inference_provider:\n      entrypoint: app.py\n      host: 127.0.0.1\n      port: 0\n" +
 		"      base_url: " + up.URL + "/v1\n      api_key: sk-p\n      model: org/model\n      extra_body: {top_k: 20}\n"
-	env := map[string]string{"NEMO_GYM_CONFIG_DICT": yaml, "NEMO_GYM_CONFIG_PATH": "policy_model"}
-	rt, err := server.FromEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	rt, err := servertest.Runtime(yaml, "policy_model")
 	if err != nil {
 		t.Fatal(err)
 	}

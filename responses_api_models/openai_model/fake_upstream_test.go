@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/nemo-gym-go/gym/internal/server"
+	"github.com/nemo-gym-go/gym/internal/server/servertest"
 )
 
 // Canned upstream answers, shaped as OpenAI sends them so that real
@@ -160,8 +161,7 @@ func buildGym(upstreamURL string, extra ...string) (http.Handler, *server.Runtim
 	for _, line := range extra {
 		yaml += "      " + line + "\n"
 	}
-	env := map[string]string{"NEMO_GYM_CONFIG_DICT": yaml, "NEMO_GYM_CONFIG_PATH": "policy_model"}
-	rt, err := server.FromEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	rt, err := servertest.Runtime(yaml, "policy_model")
 	if err != nil {
 		return nil, nil, err
 	}

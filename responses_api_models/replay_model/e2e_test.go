@@ -13,9 +13,9 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
-	"github.com/nemo-gym-go/gym/internal/config"
 	ioai "github.com/nemo-gym-go/gym/internal/openai"
 	"github.com/nemo-gym-go/gym/internal/server"
+	"github.com/nemo-gym-go/gym/internal/server/servertest"
 
 	// The environment the recordings were made in, linked as gym links it.
 	_ "github.com/nemo-gym-go/gym/resources_servers/example_single_tool_call"
@@ -121,8 +121,7 @@ policy_model:
       %s
 `, port("example_single_tool_call"), port("agent"), port("policy_model"), pathLine(rollouts))
 	for _, name := range names {
-		env := map[string]string{config.ConfigDictEnv: yaml, config.ConfigPathEnv: name}
-		rt, err := server.FromEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+		rt, err := servertest.Runtime(yaml, name)
 		if err != nil {
 			t.Fatal(err)
 		}

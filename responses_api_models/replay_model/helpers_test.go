@@ -18,9 +18,9 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
-	"github.com/nemo-gym-go/gym/internal/config"
 	"github.com/nemo-gym-go/gym/internal/modelserver"
 	"github.com/nemo-gym-go/gym/internal/server"
+	"github.com/nemo-gym-go/gym/internal/server/servertest"
 )
 
 // Recordings the tests replay, from the repository's built-in data.
@@ -49,8 +49,7 @@ func runtimeFor(t testing.TB, logs io.Writer, lines ...string) *server.Runtime {
 	for _, l := range lines {
 		yaml += "      " + l + "\n"
 	}
-	env := map[string]string{config.ConfigDictEnv: yaml, config.ConfigPathEnv: "policy_model"}
-	rt, err := server.FromEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	rt, err := servertest.Runtime(yaml, "policy_model")
 	if err != nil {
 		t.Fatal(err)
 	}

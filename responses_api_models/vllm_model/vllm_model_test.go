@@ -12,6 +12,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/nemo-gym-go/gym/internal/server"
+	"github.com/nemo-gym-go/gym/internal/server/servertest"
 )
 
 // A vLLM answer with reasoning split out by its reasoning parser, a tool
@@ -67,8 +68,7 @@ func startGymGlobal(t *testing.T, config, global string) string {
 	t.Helper()
 	yaml := global + "policy_model:\n  responses_api_models:\n    vllm_model:\n      entrypoint: app.py\n      host: 127.0.0.1\n      port: 0\n" +
 		"      api_key: k\n      model: served\n" + config
-	env := map[string]string{"NEMO_GYM_CONFIG_DICT": yaml, "NEMO_GYM_CONFIG_PATH": "policy_model"}
-	rt, err := server.FromEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	rt, err := servertest.Runtime(yaml, "policy_model")
 	if err != nil {
 		t.Fatal(err)
 	}

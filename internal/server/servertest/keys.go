@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nemo-gym-go/gym/internal/config"
 	"github.com/nemo-gym-go/gym/internal/config/tree"
 	"github.com/nemo-gym-go/gym/internal/server"
 )
@@ -27,8 +26,7 @@ func ConfigKeysAreRead(t testing.TB, kind, instance, configYAML string) {
 	}
 	keys := server.ConfigKeys(kind)
 	build := func(set string) error {
-		env := map[string]string{config.ConfigDictEnv: configYAML, config.ConfigPathEnv: instance}
-		rt, err := server.FromEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+		rt, err := Runtime(configYAML, instance)
 		if err != nil {
 			t.Fatalf("runtime of %s: %v", instance, err)
 		}
