@@ -8,8 +8,8 @@ import (
 	"fmt"
 	"hash"
 	"sort"
-	"unicode/utf16"
 
+	"github.com/nemo-gym-go/gym/internal/pyjson"
 	"github.com/nemo-gym-go/gym/internal/resources"
 )
 
@@ -254,7 +254,7 @@ func (v *jvalue) appendPyDumps(dst []byte) []byte {
 			if i > 0 {
 				dst = append(dst, ", "...)
 			}
-			dst = appendASCIIString(dst, k)
+			dst = pyjson.AppendString(dst, k)
 			dst = append(dst, ": "...)
 			dst = v.members[k].appendPyDumps(dst)
 		}
@@ -269,44 +269,9 @@ func (v *jvalue) appendPyDumps(dst []byte) []byte {
 		}
 		return append(dst, ']')
 	case v.str != nil:
-		return appendASCIIString(dst, *v.str)
+		return pyjson.AppendString(dst, *v.str)
 	}
 	return append(dst, v.text...)
-}
-
-// appendASCIIString quotes s as json.dumps does with ensure_ascii.
-func appendASCIIString(dst []byte, s string) []byte {
-	const hexDigits = "0123456789abcdef"
-	u := func(dst []byte, r rune) []byte {
-		return append(dst, '\\', 'u', hexDigits[r>>12&15], hexDigits[r>>8&15], hexDigits[r>>4&15], hexDigits[r&15])
-	}
-	dst = append(dst, '"')
-	for _, r := range s {
-		switch {
-		case r == '"':
-			dst = append(dst, '\\', '"')
-		case r == '\\':
-			dst = append(dst, '\\', '\\')
-		case r == '\n':
-			dst = append(dst, '\\', 'n')
-		case r == '\r':
-			dst = append(dst, '\\', 'r')
-		case r == '\t':
-			dst = append(dst, '\\', 't')
-		case r == '\b':
-			dst = append(dst, '\\', 'b')
-		case r == '\f':
-			dst = append(dst, '\\', 'f')
-		case r < 0x20 || (r >= 0x7f && r < 0x10000):
-			dst = u(dst, r)
-		case r >= 0x10000:
-			hi, lo := utf16.EncodeRune(r)
-			dst = u(u(dst, hi), lo)
-		default:
-			dst = append(dst, byte(r))
-		}
-	}
-	return append(dst, '"')
 }
 
 // pyEquals is Python's v == s for a JSON value.
