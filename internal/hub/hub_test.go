@@ -1,0 +1,222 @@
+package hub_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nemo-gym-go/gym/internal/hub"
+	"github.com/nemo-gym-go/gym/internal/hub/hubtest"
+)
+
+func client(s *hubtest.Server, t *testing.T) *hub.Client {
+	return &hub.Client{Endpoint: s.Hub.URL, CacheDir: t.TempDir(), Backoff: time.Millisecond}
+}
+
+func TestParquetDownloadCachedByETag(t *testing.T) {
+	s := hubtest.New()
+	defer s.Close()
+	s.AddParquet("org/bench", "default", "train", []byte("shard zero"), []byte("shard one"))
+	c := client(s, t)
+	ctx := context.Background()
+	urls, err := c.ParquetFiles(ctx, "org/bench", "default", "train")
+	if err != nil || len(urls) != 2 {
+		t.Fatalf("ParquetFiles = %v, %v", urls, err)
+	}
+	for i, want := range []string{"shard zero", "shard one"} {
+		p, err := c.Download(ctx, urls[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := os.ReadFile(p); string(b) != want {
+			t.Errorf("shard %d = %q; want %q", i, b, want)
+		}
+	}
+	if _, err := c.Download(ctx, urls[0]); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.Downloads["default/train/0000.parquet"]; n != 1 {
+		t.Errorf("shard 0 downloaded %d times; the cached copy has the Hub's ETag, so once", n)
+	}
+	s.AddParquet("org/bench", "default", "train", []byte("shard zero, revised"), []byte("shard one"))
+	p, err := c.Download(ctx, urls[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "shard zero, revised" {
+		t.Errorf("after the Hub changed the shard, the cache gave %q", b)
+	}
+
+	off := &hub.Client{Endpoint: s.Hub.URL, CacheDir: c.CacheDir, Offline: true}
+	urls2, err := off.ParquetFiles(ctx, "org/bench", "default", "train")
+	if err != nil || len(urls2) != 2 {
+		t.Fatalf("offline ParquetFiles = %v, %v", urls2, err)
+	}
+	if _, err := off.Download(ctx, urls2[1]); err != nil {
+		t.Errorf("offline Download of a cached shard: %v", err)
+	}
+	if _, err := off.ParquetFiles(ctx, "org/bench", "default", "test"); !errors.Is(err, hub.ErrNotCached) {
+		t.Errorf("offline listing of an uncached split: %v; want ErrNotCached", err)
+	}
+}
+
+func TestDownloadResumesACutTransfer(t *testing.T) {
+	s := hubtest.New()
+	defer s.Close()
+	content := []byte(strings.Repeat("0123456789", 1000))
+	s.AddParquet("org/bench", "default", "test", content)
+	s.CutNext("default/test/0000.parquet", 4321)
+	c := client(s, t)
+	ctx := context.Background()
+	urls, err := c.ParquetFiles(ctx, "org/bench", "default", "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := c.Download(ctx, urls[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != string(content) {
+		t.Fatalf("resumed download has %d bytes; want the %d served", len(b), len(content))
+	}
+	if s.Downloads["default/test/0000.parquet"] != 2 || s.Ranges["default/test/0000.parquet"] != 1 {
+		t.Errorf("downloads %v, ranged %v; want the cut one and one ranged resume", s.Downloads, s.Ranges)
+	}
+	if _, err := os.Stat(p + ".part"); !os.IsNotExist(err) {
+		t.Errorf("the partial file is left behind: %v", err)
+	}
+}
+
+// TestDownloadResumesAcrossRuns: a run cancelled mid-transfer leaves its
+// partial file, and the next run asks only for the rest.
+func TestDownloadResumesAcrossRuns(t *testing.T) {
+	s := hubtest.New()
+	defer s.Close()
+	content := []byte(strings.Repeat("abcdefghij", 500))
+	s.AddParquet("org/bench", "default", "test", content)
+	s.CutNext("default/test/0000.parquet", 1000)
+	c := client(s, t)
+	c.Retries = -1
+	ctx := context.Background()
+	urls, _ := c.ParquetFiles(ctx, "org/bench", "default", "test")
+	if _, err := c.Download(ctx, urls[0]); err == nil {
+		t.Fatal("a cut transfer with no retries left succeeded")
+	}
+	c.Retries = 0
+	p, err := c.Download(ctx, urls[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != string(content) {
+		t.Fatalf("got %d bytes; want %d", len(b), len(content))
+	}
+	if s.Ranges["default/test/0000.parquet"] != 1 {
+		t.Errorf("the second run did not resume with a range: ranges %v, downloads %v", s.Ranges, s.Downloads)
+	}
+}
+
+func TestTokenOnlyToTheHub(t *testing.T) {
+	s := hubtest.New()
+	defer s.Close()
+	s.Token = "hf_secret"
+	s.AddParquet("org/gated", "main", "train", []byte("gated rows"))
+	ctx := context.Background()
+
+	anon := client(s, t)
+	_, err := anon.ParquetFiles(ctx, "org/gated", "main", "train")
+	var se *hub.StatusError
+	if !errors.As(err, &se) || se.Status != http.StatusUnauthorized || !strings.Contains(err.Error(), "set HF_TOKEN") {
+		t.Fatalf("without a token: %v; want a 401 that says to set HF_TOKEN", err)
+	}
+	wrong := client(s, t)
+	wrong.Token = "hf_wrong"
+	if _, err := wrong.ParquetFiles(ctx, "org/gated", "main", "train"); err == nil || strings.Contains(err.Error(), "hf_wrong") || !strings.Contains(err.Error(), "refused the token") {
+		t.Fatalf("with a wrong token: %v; want a refusal that does not print the token", err)
+	}
+
+	c := client(s, t)
+	c.Token = "hf_secret"
+	urls, err := c.ParquetFiles(ctx, "org/gated", "main", "train")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Download(ctx, urls[0]); err != nil {
+		t.Fatal(err)
+	}
+	if s.StorageAuth != 0 {
+		t.Errorf("the token reached the storage host %d times", s.StorageAuth)
+	}
+}
+
+func TestRateLimitRetried(t *testing.T) {
+	s := hubtest.New()
+	defer s.Close()
+	s.AddParquet("org/bench", "default", "train", []byte("rows"))
+	s.RateLimit(2)
+	c := client(s, t)
+	if _, err := c.ParquetFiles(context.Background(), "org/bench", "default", "train"); err != nil {
+		t.Fatalf("two 429s then success: %v", err)
+	}
+	s.RateLimit(10)
+	c.Retries = 2
+	_, err := c.ParquetFiles(context.Background(), "org/bench", "default", "train")
+	var se *hub.StatusError
+	if !errors.As(err, &se) || se.Status != http.StatusTooManyRequests || !strings.Contains(err.Error(), "rate-limiting") {
+		t.Fatalf("persistent 429: %v", err)
+	}
+}
+
+func TestErrorsSayWhat(t *testing.T) {
+	s := hubtest.New()
+	defer s.Close()
+	s.AddFile("org/bench", "abc123", "data/train-00000-of-00001.parquet", []byte("x"))
+	c := client(s, t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		call func() error
+		want string
+	}{
+		{"unknown split", func() error { _, err := c.ParquetFiles(ctx, "org/bench", "default", "nope"); return err }, "no parquet files for dataset org/bench, config default, split nope"},
+		{"bad repo", func() error { _, err := c.ParquetFiles(ctx, "../etc", "default", "train"); return err }, `".." is not a valid Hub name`},
+		{"three parts", func() error { _, err := c.ParquetFiles(ctx, "a/b/c", "default", "train"); return err }, "owner/name"},
+		{"bad split", func() error { _, err := c.ParquetFiles(ctx, "org/bench", "default", "../x"); return err }, "split"},
+		{"unknown revision", func() error { _, err := c.Files(ctx, "org/bench", "fff"); return err }, "no dataset org/bench at revision fff"},
+		{"foreign URL", func() error { _, err := c.Download(ctx, "http://elsewhere.example/x.parquet"); return err }, "not on the Hub endpoint"},
+		{"missing file", func() error {
+			_, err := c.Download(ctx, c.ResolveURL("org/bench", "abc123", "data/none.parquet"))
+			return err
+		}, "404"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.call()
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error = %v; want it to say %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestRevisionFiles(t *testing.T) {
+	s := hubtest.New()
+	defer s.Close()
+	s.AddFile("org/bench", "abc123", "data/train-00000-of-00001.parquet", []byte("pinned rows"))
+	s.AddFile("org/bench", "abc123", "README.md", []byte("# bench"))
+	c := client(s, t)
+	ctx := context.Background()
+	files, err := c.Files(ctx, "org/bench", "abc123")
+	if err != nil || len(files) != 2 {
+		t.Fatalf("Files = %v, %v", files, err)
+	}
+	p, err := c.Download(ctx, c.ResolveURL("org/bench", "abc123", "data/train-00000-of-00001.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "pinned rows" {
+		t.Errorf("got %q", b)
+	}
+}

@@ -1,0 +1,307 @@
+// Package hubtest is a local Hugging Face Hub for tests, written from the
+// Hub's documented API: the parquet listing of a dataset's config and
+// split, a repository's tree at a revision, and file downloads through
+// /resolve/, redirected to a separate storage host as the Hub redirects
+// to its CDN. It can demand a token, cut a download short, rate-limit,
+// and counts what it served.
+package hubtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+// Server is a fake Hub and its storage host.
+type Server struct {
+	Hub, Storage *httptest.Server
+	// Token, when set, is required (as a bearer token) by every Hub request.
+	Token string
+
+	mu       sync.Mutex
+	files    map[string][]byte // "repo@revision:path" → content
+	parquet  map[string][]string
+	cutOnce  map[string]int // path → bytes to send before cutting the next download
+	limit429 int
+	// Downloads counts storage GETs by file path; Ranges the ones that
+	// asked for a range; StorageAuth the storage requests that carried
+	// an Authorization header (there must be none).
+	Downloads   map[string]int
+	Ranges      map[string]int
+	StorageAuth int
+}
+
+// New starts a fake Hub; stop it with Close.
+func New() *Server {
+	s := &Server{files: map[string][]byte{}, parquet: map[string][]string{}, cutOnce: map[string]int{},
+		Downloads: map[string]int{}, Ranges: map[string]int{}}
+	s.Storage = httptest.NewServer(http.HandlerFunc(s.storage))
+	s.Hub = httptest.NewServer(http.HandlerFunc(s.hub))
+	return s
+}
+
+// Close stops both hosts.
+func (s *Server) Close() {
+	s.Hub.Close()
+	s.Storage.Close()
+}
+
+// AddParquet publishes the parquet conversion of repo's config/split,
+// one shard per content, as the Hub's refs/convert/parquet branch holds it.
+func (s *Server) AddParquet(repo, config, split string, shards ...[]byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var urls []string
+	for i, b := range shards {
+		s.files[repo+"@refs/convert/parquet:"+fmt.Sprintf("%s/%s/%04d.parquet", config, split, i)] = b
+		urls = append(urls, fmt.Sprintf("%s/api/datasets/%s/parquet/%s/%s/%d.parquet", s.Hub.URL, repo, config, split, i))
+	}
+	s.parquet[repo+"/"+config+"/"+split] = urls
+}
+
+// AddFile puts a file in repo at revision.
+func (s *Server) AddFile(repo, revision, path string, b []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.files[repo+"@"+revision+":"+path] = b
+}
+
+// CutNext makes the next download of path stop after n bytes.
+func (s *Server) CutNext(path string, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cutOnce[path] = n
+}
+
+// RateLimit answers the next n Hub requests with 429 and Retry-After: 0.
+func (s *Server) RateLimit(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.limit429 = n
+}
+
+func (s *Server) hub(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.limit429 > 0 {
+		s.limit429--
+		w.Header().Set("Retry-After", "0")
+		http.Error(w, `{"error":"rate limited"}`, http.StatusTooManyRequests)
+		return
+	}
+	if s.Token != "" && r.Header.Get("Authorization") != "Bearer "+s.Token {
+		if r.Header.Get("Authorization") == "" {
+			http.Error(w, `{"error":"Access to dataset is restricted. You must have access to it and be authenticated to access it. Please log in."}`, http.StatusUnauthorized)
+		} else {
+			http.Error(w, `{"error":"Invalid credentials in Authorization header"}`, http.StatusUnauthorized)
+		}
+		return
+	}
+	p := r.URL.EscapedPath()
+	switch {
+	case strings.HasPrefix(p, "/api/datasets/") && strings.Contains(p, "/parquet/"):
+		s.parquetAPI(w, r, strings.TrimPrefix(p, "/api/datasets/"))
+	case strings.HasPrefix(p, "/api/datasets/") && strings.Contains(p, "/tree/"):
+		s.tree(w, strings.TrimPrefix(p, "/api/datasets/"))
+	case strings.HasPrefix(p, "/datasets/") && strings.Contains(p, "/resolve/"):
+		s.resolve(w, r, strings.TrimPrefix(p, "/datasets/"))
+	default:
+		http.Error(w, `{"error":"not found"}`, http.StatusNotFound)
+	}
+}
+
+// parquetAPI serves GET /api/datasets/{repo}/parquet/{config}/{split}
+// (the list of URLs) and .../{split}/{n}.parquet (a redirect to the shard).
+func (s *Server) parquetAPI(w http.ResponseWriter, r *http.Request, rest string) {
+	repo, tail, _ := strings.Cut(rest, "/parquet/")
+	parts := strings.Split(tail, "/")
+	switch len(parts) {
+	case 2:
+		urls, ok := s.parquet[repo+"/"+parts[0]+"/"+parts[1]]
+		if !ok {
+			http.Error(w, `{"error":"Not found."}`, http.StatusNotFound)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(urls)
+	case 3:
+		n, err := strconv.Atoi(strings.TrimSuffix(parts[2], ".parquet"))
+		if err != nil {
+			http.Error(w, `{"error":"Not found."}`, http.StatusNotFound)
+			return
+		}
+		http.Redirect(w, r, fmt.Sprintf("/datasets/%s/resolve/refs%%2Fconvert%%2Fparquet/%s/%s/%04d.parquet", repo, parts[0], parts[1], n), http.StatusFound)
+	default:
+		http.Error(w, `{"error":"Not found."}`, http.StatusNotFound)
+	}
+}
+
+func (s *Server) tree(w http.ResponseWriter, rest string) {
+	repo, rev, _ := strings.Cut(rest, "/tree/")
+	rev = unescape(rev)
+	type entry struct {
+		Type string `json:"type"`
+		Path string `json:"path"`
+		Size int    `json:"size"`
+	}
+	entries := []entry{}
+	for key, b := range s.files {
+		if r, p, ok := strings.Cut(strings.TrimPrefix(key, repo+"@"), ":"); ok && strings.HasPrefix(key, repo+"@") && r == rev {
+			entries = append(entries, entry{"file", p, len(b)})
+		}
+	}
+	if len(entries) == 0 {
+		http.Error(w, `{"error":"Revision not found"}`, http.StatusNotFound)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(entries)
+}
+
+// resolve redirects to the storage host with the ETag and size the Hub
+// sends as X-Linked-Etag and X-Linked-Size.
+func (s *Server) resolve(w http.ResponseWriter, r *http.Request, rest string) {
+	repo, tail, _ := strings.Cut(rest, "/resolve/")
+	rev, path, _ := strings.Cut(tail, "/")
+	key := repo + "@" + unescape(rev) + ":" + unescape(path)
+	b, ok := s.files[key]
+	if !ok {
+		http.Error(w, `{"error":"Entry not found"}`, http.StatusNotFound)
+		return
+	}
+	w.Header().Set("X-Linked-Etag", `"`+etag(b)+`"`)
+	w.Header().Set("X-Linked-Size", strconv.Itoa(len(b)))
+	w.Header().Set("Location", s.Storage.URL+"/blob/"+strings.ReplaceAll(key, "/", "%2F")+"?X-Amz-Signature=signed")
+	w.WriteHeader(http.StatusFound)
+}
+
+func (s *Server) storage(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	if r.Header.Get("Authorization") != "" {
+		s.StorageAuth++
+	}
+	key := unescape(strings.TrimPrefix(r.URL.EscapedPath(), "/blob/"))
+	b, ok := s.files[key]
+	_, path, _ := strings.Cut(key, ":")
+	cut, cutting := s.cutOnce[path]
+	if r.Method == http.MethodGet {
+		s.Downloads[path]++
+		if r.Header.Get("Range") != "" {
+			s.Ranges[path]++
+		}
+		delete(s.cutOnce, path)
+	}
+	s.mu.Unlock()
+	if !ok || r.URL.Query().Get("X-Amz-Signature") != "signed" {
+		http.Error(w, "no such blob", http.StatusForbidden)
+		return
+	}
+	w.Header().Set("ETag", `"`+etag(b)+`"`)
+	if cutting && r.Method == http.MethodGet {
+		w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+		w.WriteHeader(http.StatusOK)
+		w.Write(b[:cut])
+		w.(http.Flusher).Flush()
+		panic(http.ErrAbortHandler)
+	}
+	http.ServeContent(w, r, "", time.Time{}, strings.NewReader(string(b)))
+}
+
+func unescape(s string) string {
+	return strings.NewReplacer("%2F", "/", "%2f", "/").Replace(s)
+}
+
+func etag(b []byte) string {
+	var h uint64 = 14695981039346656037
+	for _, c := range b {
+		h = (h ^ uint64(c)) * 1099511628211
+	}
+	return strconv.FormatUint(h, 16)
+}
+
+// Column is a parquet column as the datasets library writes one:
+// optional, of type "string", "int64", "double", "float", "bool" or
+// "list<string>".
+type Column struct{ Name, Type string }
+
+// Parquet writes rows (column name to value; nil for null) as a parquet
+// file with these columns, every value with its definition level, so an
+// empty string or list stays one (parquet-go's writer would write a Go
+// zero value as null).
+func Parquet(cols []Column, rows []map[string]any) ([]byte, error) {
+	group := parquet.Group{}
+	types := map[string]string{}
+	for _, c := range cols {
+		var n parquet.Node
+		switch c.Type {
+		case "string":
+			n = parquet.String()
+		case "int64":
+			n = parquet.Int(64)
+		case "double":
+			n = parquet.Leaf(parquet.DoubleType)
+		case "float":
+			n = parquet.Leaf(parquet.FloatType)
+		case "bool":
+			n = parquet.Leaf(parquet.BooleanType)
+		case "list<string>":
+			n = parquet.List(parquet.Optional(parquet.String()))
+		default:
+			return nil, fmt.Errorf("hubtest: column %s: unknown type %q", c.Name, c.Type)
+		}
+		group[c.Name] = parquet.Optional(n)
+		types[c.Name] = c.Type
+	}
+	schema := parquet.NewSchema("hf", group)
+	var out []parquet.Row
+	for i, r := range rows {
+		var row parquet.Row
+		for col, f := range schema.Fields() {
+			v := r[f.Name()]
+			if v == nil {
+				row = append(row, parquet.NullValue().Level(0, 0, col))
+				continue
+			}
+			if types[f.Name()] != "list<string>" {
+				row = append(row, parquet.ValueOf(v).Level(0, 1, col))
+				continue
+			}
+			items, ok := v.([]any)
+			if !ok {
+				return nil, fmt.Errorf("hubtest: row %d column %s: %T is not a list", i, f.Name(), v)
+			}
+			if len(items) == 0 {
+				row = append(row, parquet.NullValue().Level(0, 1, col))
+			}
+			for j, it := range items {
+				rep := 1
+				if j == 0 {
+					rep = 0
+				}
+				if it == nil {
+					row = append(row, parquet.NullValue().Level(rep, 2, col))
+				} else {
+					row = append(row, parquet.ValueOf(it).Level(rep, 3, col))
+				}
+			}
+		}
+		out = append(out, row)
+	}
+	var buf bytes.Buffer
+	w := parquet.NewWriter(&buf, schema)
+	if _, err := w.WriteRows(out); err != nil {
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
