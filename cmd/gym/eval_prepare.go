@@ -11,6 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nemo-gym-go/gym/internal/config"
+	"github.com/nemo-gym-go/gym/internal/hub"
+	"github.com/nemo-gym-go/gym/internal/prepare"
 	"github.com/nemo-gym-go/gym/internal/python"
 	"github.com/nemo-gym-go/gym/internal/rollout"
 )
@@ -29,11 +31,20 @@ func newCmdEvalPrepare(f *Factory, g *globalFlags) *cobra.Command {
 		Short: "Prepare the data of benchmarks before they run",
 		Long: `Find every benchmark dataset (type: benchmark) of the config's agents and make
 its jsonl_fpath exist. A benchmark built into gym ships its data and needs
-nothing. A benchmark with a prepare_script (NeMo Gym's prepare.py) runs it with
-Python: the module is imported from its search root and prepare(**kwargs) is
-called with +prepare_script_args; it must return the configured jsonl_fpath.
-Every benchmark is checked before any is prepared.`,
-		Example: `  # A NeMo Gym benchmark from a checkout, with Python on PATH
+nothing. NeMo Gym 0.7.0's prepare.py scripts that only download a Hugging Face
+dataset (AIME 24/25/26, HMMT Feb/Nov 25, APEX 25 and shortlist, ArXivMath,
+GPQA, MMLU-Pro) run as gym's ports, without Python: the rows come from the
+Hub's parquet files and the JSONL is the script's, byte for byte. HF_TOKEN (or
+hf_token), HF_ENDPOINT and HF_HUB_OFFLINE are honoured; downloads are cached
+under cache_dir/huggingface and resumed when cut. Any other prepare_script (or
+an edited copy of a ported one) runs with Python: the module is imported from
+its search root and prepare(**kwargs) is called with +prepare_script_args; it
+must return the configured jsonl_fpath. Every benchmark is checked before any
+is prepared.`,
+		Example: `  # GPQA from a NeMo Gym checkout, without Python (a gated dataset: a token)
+  HF_TOKEN=hf_... gym eval prepare --search-dir ~/Gym --benchmark gpqa
+
+  # A NeMo Gym benchmark whose prepare.py needs Python, with Python on PATH
   gym eval prepare --search-dir ~/Gym --benchmark gsm8k
 
   # Skip benchmarks whose data is already there
@@ -54,6 +65,7 @@ type benchmarkPlan struct {
 	script string // the resolved prepare_script; "" when none
 	root   string // the search root the script lives under
 	python string
+	recipe *prepare.Recipe // gym's port of the script, when it runs in its place
 }
 
 func runEvalPrepare(ctx context.Context, opts *prepareOptions) error {
@@ -120,13 +132,20 @@ func runEvalPrepare(ctx context.Context, opts *prepareOptions) error {
 		}
 		p.d.PrepareScript = filepath.Clean(p.d.PrepareScript)
 		p.script = roots.find(p.d.PrepareScript)
+		if problem := p.portIfPorted(roots); problem != "" {
+			problems = append(problems, problem)
+			continue
+		}
+		if p.recipe != nil {
+			continue
+		}
 		if p.script == "" {
 			if p.data == "" {
 				problems = append(problems, fmt.Sprintf("%s: prepare_script %s not found in any search root, and no data at %s", p.d.Name, p.d.PrepareScript, p.d.JSONLPath))
 			}
 			continue
 		}
-		p.root = strings.TrimSuffix(p.script, string(filepath.Separator)+filepath.FromSlash(p.d.PrepareScript))
+		p.root = rootOf(p.script, p.d.PrepareScript)
 		p.python = python.System(f.LookPath)
 		if p.python == "" && p.data == "" {
 			problems = append(problems, fmt.Sprintf("%s: its prepare_script %s needs Python, and neither python3 nor python is on PATH; install Python, or put the prepared rows at %s", p.d.Name, p.d.PrepareScript, p.d.JSONLPath))
@@ -136,11 +155,22 @@ func runEvalPrepare(ctx context.Context, opts *prepareOptions) error {
 		return fmt.Errorf("cannot prepare the benchmarks, so none was prepared:\n  %s", strings.Join(problems, "\n  "))
 	}
 
+	hubClient, err := newHubClient(f, s)
+	if err != nil {
+		return err
+	}
 	for _, p := range plans {
 		fmt.Fprintf(f.IO.Out, "Preparing benchmark: %s\n", p.d.Name)
 		switch {
 		case cached && p.data != "":
 			fmt.Fprintf(f.IO.Out, "Using the prepared data (use_cached_prepared_benchmarks=true)\n")
+		case p.recipe != nil:
+			fmt.Fprintf(f.IO.Out, "Downloading %s from the Hugging Face Hub (gym's port of %s from %s; no Python needed)\n", p.recipe.Source.Repo, p.d.PrepareScript, prepare.Ported)
+			data, _, err := prepare.Run(ctx, hubClient, *p.recipe, p.root, f.IO.Out)
+			if err != nil {
+				return fmt.Errorf("benchmark %s: %w", p.d.Name, err)
+			}
+			p.data = data
 		case p.script == "":
 			fmt.Fprintf(f.IO.Out, "The data is already there (it ships with the benchmark); nothing to run\n")
 		case p.python == "":
@@ -155,6 +185,54 @@ func runEvalPrepare(ctx context.Context, opts *prepareOptions) error {
 		fmt.Fprintf(f.IO.Out, "Benchmark data prepared at: %s\n", p.data)
 	}
 	return nil
+}
+
+// portIfPorted chooses gym's port of the benchmark's script when it has
+// one and the script is the version ported (or absent: the config names a
+// NeMo Gym script the user did not copy). It returns a problem when the
+// port would write somewhere other than the config's jsonl_fpath.
+func (p *benchmarkPlan) portIfPorted(roots commandRoots) string {
+	r, ok := prepare.Lookup(filepath.ToSlash(p.d.PrepareScript))
+	if !ok {
+		return ""
+	}
+	if p.script != "" {
+		content, err := os.ReadFile(p.script)
+		if err != nil || !r.Ports(content) {
+			return ""
+		}
+		p.root = rootOf(p.script, p.d.PrepareScript)
+	} else if dir := roots.find(filepath.Dir(p.d.PrepareScript)); dir != "" {
+		p.root = rootOf(dir, filepath.Dir(p.d.PrepareScript))
+	} else {
+		p.root = roots.cwd
+	}
+	if filepath.Clean(p.d.JSONLPath) != filepath.FromSlash(r.Output) {
+		return fmt.Sprintf("%s: %s writes %s, but the config's jsonl_fpath is %s", p.d.Name, p.d.PrepareScript, r.Output, p.d.JSONLPath)
+	}
+	p.recipe = &r
+	return ""
+}
+
+// rootOf is the search root a path found under it lives in.
+func rootOf(found, rel string) string {
+	return strings.TrimSuffix(found, string(filepath.Separator)+filepath.FromSlash(rel))
+}
+
+// newHubClient reaches the Hub as huggingface_hub would, with NeMo Gym's
+// hf_token, caching under cache_dir.
+func newHubClient(f *Factory, s settings) (*hub.Client, error) {
+	token, err := s.str("hf_token")
+	if err != nil {
+		return nil, err
+	}
+	cacheDir, err := s.str("cache_dir")
+	if err != nil {
+		return nil, err
+	}
+	c := hub.FromEnv(f.Getenv, f.Getenv("HOME"), filepath.Join(cacheDir, "huggingface"), token)
+	c.Log = f.IO.ErrOut
+	return c, nil
 }
 
 func runPrepareScript(ctx context.Context, f *Factory, p benchmarkPlan, args []byte) (string, error) {

@@ -13,6 +13,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/nemo-gym-go/gym/internal/config/tree"
+	"github.com/nemo-gym-go/gym/internal/hub/hubtest"
 	"github.com/nemo-gym-go/gym/internal/server"
 )
 
@@ -61,6 +62,25 @@ func TestScripts(t *testing.T) {
 				if ok == neg {
 					ts.Fatalf("%s has %d lines (ends in a newline: %v), want %s", args[0], n, whole, args[1])
 				}
+			},
+			// fakehub [-token T] REPO CONFIG SPLIT ROWS.json: a local
+			// Hugging Face Hub serving the rows (a JSON list) as the parquet
+			// conversion of REPO's CONFIG/SPLIT; HF_ENDPOINT points at it.
+			"fakehub": func(ts *testscript.TestScript, neg bool, args []string) {
+				token := ""
+				if len(args) > 1 && args[0] == "-token" {
+					token, args = args[1], args[2:]
+				}
+				if neg || len(args) != 4 {
+					ts.Fatalf("usage: fakehub [-token T] REPO CONFIG SPLIT ROWS.json")
+				}
+				data, err := hubtest.ParquetFromJSON([]byte(ts.ReadFile(args[3])))
+				ts.Check(err)
+				hub := hubtest.New()
+				hub.Token = token
+				hub.AddParquet(args[0], args[1], args[2], data)
+				ts.Defer(hub.Close)
+				ts.Setenv("HF_ENDPOINT", hub.Hub.URL)
 			},
 		},
 		Setup: func(env *testscript.Env) error {

@@ -606,3 +606,35 @@ func writeFileAtomic(p string, b []byte) error {
 	}
 	return os.Rename(tmp.Name(), p)
 }
+
+// FromEnv is the client huggingface_hub would be: HF_ENDPOINT,
+// HF_HUB_OFFLINE, and the token of configToken (NeMo Gym's hf_token),
+// else HF_TOKEN, else HUGGING_FACE_HUB_TOKEN, else the file `hf auth
+// login` writes (HF_TOKEN_PATH, else $HF_HOME/token, else
+// ~/.cache/huggingface/token). Downloads are kept under cacheDir.
+func FromEnv(getenv func(string) string, home, cacheDir, configToken string) *Client {
+	c := &Client{Endpoint: getenv("HF_ENDPOINT"), CacheDir: cacheDir}
+	switch strings.ToUpper(getenv("HF_HUB_OFFLINE")) {
+	case "1", "ON", "YES", "TRUE":
+		c.Offline = true
+	}
+	c.Token = configToken
+	for _, name := range []string{"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"} {
+		if c.Token == "" {
+			c.Token = getenv(name)
+		}
+	}
+	if c.Token == "" {
+		file := getenv("HF_TOKEN_PATH")
+		if file == "" && getenv("HF_HOME") != "" {
+			file = filepath.Join(getenv("HF_HOME"), "token")
+		}
+		if file == "" && home != "" {
+			file = filepath.Join(home, ".cache", "huggingface", "token")
+		}
+		if file != "" {
+			c.Token = strings.TrimSpace(readString(file))
+		}
+	}
+	return c
+}

@@ -220,3 +220,32 @@ func TestRevisionFiles(t *testing.T) {
 		t.Errorf("got %q", b)
 	}
 }
+
+func TestFromEnv(t *testing.T) {
+	home := t.TempDir()
+	os.MkdirAll(home+"/.cache/huggingface", 0o755)
+	os.WriteFile(home+"/.cache/huggingface/token", []byte("hf_from_file\n"), 0o600)
+	hfHome := t.TempDir()
+	os.WriteFile(hfHome+"/token", []byte("hf_from_hf_home"), 0o600)
+	for _, tc := range []struct {
+		name        string
+		env         map[string]string
+		configToken string
+		token       string
+		offline     bool
+	}{
+		{"config hf_token wins", map[string]string{"HF_TOKEN": "hf_env"}, "hf_config", "hf_config", false},
+		{"HF_TOKEN", map[string]string{"HF_TOKEN": "hf_env", "HUGGING_FACE_HUB_TOKEN": "hf_old"}, "", "hf_env", false},
+		{"the old name", map[string]string{"HUGGING_FACE_HUB_TOKEN": "hf_old"}, "", "hf_old", false},
+		{"HF_HOME's token file", map[string]string{"HF_HOME": hfHome}, "", "hf_from_hf_home", false},
+		{"the login file", map[string]string{}, "", "hf_from_file", false},
+		{"offline", map[string]string{"HF_HUB_OFFLINE": "1", "HF_TOKEN_PATH": "/nonexistent"}, "", "", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := hub.FromEnv(func(k string) string { return tc.env[k] }, home, "/cache", tc.configToken)
+			if c.Token != tc.token || c.Offline != tc.offline || c.CacheDir != "/cache" {
+				t.Errorf("token %q offline %v; want %q %v", c.Token, c.Offline, tc.token, tc.offline)
+			}
+		})
+	}
+}

@@ -3,7 +3,6 @@ package prepare
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,53 +13,14 @@ import (
 	"github.com/nemo-gym-go/gym/internal/hub/hubtest"
 )
 
-// rowsParquet makes a parquet file of testdata/NAME.rows.json, each
-// column typed as the datasets library would type it.
+// rowsParquet makes a parquet file of testdata/NAME.rows.json.
 func rowsParquet(t *testing.T, name string) []byte {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join("testdata", name+".rows.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var rows []map[string]any
-	if err := dec.Decode(&rows); err != nil {
-		t.Fatal(err)
-	}
-	types := map[string]string{}
-	var cols []hubtest.Column
-	for _, r := range rows {
-		for k, v := range r {
-			if _, seen := types[k]; seen || v == nil {
-				continue
-			}
-			switch v := v.(type) {
-			case string:
-				types[k] = "string"
-			case json.Number:
-				types[k] = "int64"
-				if strings.ContainsAny(v.String(), ".eE") {
-					types[k] = "double"
-				}
-			case []any:
-				types[k] = "list<string>"
-			}
-			cols = append(cols, hubtest.Column{Name: k, Type: types[k]})
-		}
-	}
-	for _, r := range rows {
-		for k, v := range r {
-			if n, ok := v.(json.Number); ok {
-				if types[k] == "double" {
-					r[k], _ = n.Float64()
-				} else {
-					r[k], _ = n.Int64()
-				}
-			}
-		}
-	}
-	b, err := hubtest.Parquet(cols, rows)
+	b, err := hubtest.ParquetFromJSON(raw)
 	if err != nil {
 		t.Fatal(err)
 	}

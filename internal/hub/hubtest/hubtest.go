@@ -305,3 +305,57 @@ func Parquet(cols []Column, rows []map[string]any) ([]byte, error) {
 	}
 	return buf.Bytes(), nil
 }
+
+// ParquetFromJSON writes a JSON list of row objects as a parquet file,
+// each column typed as the datasets library would type it from its first
+// non-null value: string, int64 (a number without a fraction or
+// exponent), double, bool or list<string>.
+func ParquetFromJSON(raw []byte) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var rows []map[string]any
+	if err := dec.Decode(&rows); err != nil {
+		return nil, fmt.Errorf("hubtest: rows: %w", err)
+	}
+	types := map[string]string{}
+	var cols []Column
+	for _, r := range rows {
+		for k, v := range r {
+			if _, seen := types[k]; seen || v == nil {
+				continue
+			}
+			switch v := v.(type) {
+			case string:
+				types[k] = "string"
+			case bool:
+				types[k] = "bool"
+			case json.Number:
+				types[k] = "int64"
+				if strings.ContainsAny(v.String(), ".eE") {
+					types[k] = "double"
+				}
+			case []any:
+				types[k] = "list<string>"
+			default:
+				return nil, fmt.Errorf("hubtest: column %s: cannot type %T", k, v)
+			}
+			cols = append(cols, Column{Name: k, Type: types[k]})
+		}
+	}
+	for _, r := range rows {
+		for k, v := range r {
+			if n, ok := v.(json.Number); ok {
+				var err error
+				if types[k] == "double" {
+					r[k], err = n.Float64()
+				} else {
+					r[k], err = n.Int64()
+				}
+				if err != nil {
+					return nil, fmt.Errorf("hubtest: column %s: %w", k, err)
+				}
+			}
+		}
+	}
+	return Parquet(cols, rows)
+}
