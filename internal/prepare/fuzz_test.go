@@ -1,0 +1,55 @@
+package prepare
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nemo-gym-go/gym/internal/hub/hubtest"
+)
+
+// FuzzReadParquet: any bytes give rows or an error, never a crash or a hang.
+func FuzzReadParquet(f *testing.F) {
+	for _, name := range []string{"aime", "gpqa", "mmlu_pro"} {
+		raw, err := os.ReadFile(filepath.Join("testdata", name+".rows.json"))
+		if err != nil {
+			f.Fatal(err)
+		}
+		b, err := hubtest.ParquetFromJSON(raw)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+		f.Add(b[:len(b)/2])
+	}
+	f.Add([]byte("PAR1PAR1"))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p := filepath.Join(dir, "f.parquet")
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() { readParquet(p, func(Row) error { return nil }); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("reading %d bytes took over 5 s", len(b))
+		}
+	})
+}
+
+// FuzzSplitFiles: any dataset card and file names give files or an error.
+func FuzzSplitFiles(f *testing.F) {
+	f.Add("---\nconfigs:\n- config_name: default\n  data_files:\n  - split: train\n    path: data/*.parquet\n---\n", "data/train-0.parquet\nREADME.md", "train")
+	f.Add("---\nconfigs: [1, {data_files: {split: 3}}]\n---", "a.parquet", "test")
+	f.Add("---\n---", "x/validation/y.parquet", "validation")
+	f.Fuzz(func(t *testing.T, card, paths, split string) {
+		got, err := splitFiles(strings.Split(paths, "\n"), []byte(card), "default", split)
+		if err == nil && len(got) == 0 {
+			t.Errorf("no files and no error")
+		}
+	})
+}
