@@ -209,8 +209,8 @@ func TestRevisionFiles(t *testing.T) {
 	c := client(s, t)
 	ctx := context.Background()
 	files, err := c.Files(ctx, "org/bench", "abc123")
-	if err != nil || len(files) != 2 {
-		t.Fatalf("Files = %v, %v", files, err)
+	if err != nil || len(files) != 3 || files[1].Type != "directory" {
+		t.Fatalf("Files = %v, %v; want README.md, the folder data and its file", files, err)
 	}
 	p, err := c.Download(ctx, c.ResolveURL("org/bench", "abc123", "data/train-00000-of-00001.parquet"))
 	if err != nil {

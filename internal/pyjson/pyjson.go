@@ -221,4 +221,3 @@ func AppendFloatRepr(dst []byte, f float64) []byte {
 	}
 	return dst
 }
-

@@ -8,10 +8,13 @@ package hubtest
 
 import (
 	"bytes"
+	"crypto/sha1"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -106,15 +109,23 @@ func (s *Server) hub(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := r.URL.EscapedPath()
+	if rest, ok := strings.CutPrefix(p, "/api/datasets/"); ok && !strings.Contains(rest, "/parquet/") && !strings.Contains(rest, "/tree/") {
+		repo, rev, _ := strings.Cut(rest, "/revision/")
+		if rev == "" {
+			rev = "main"
+		}
+		s.info(w, repo, unescape(rev))
+		return
+	}
 	switch {
 	case strings.HasPrefix(p, "/api/datasets/") && strings.Contains(p, "/parquet/"):
 		s.parquetAPI(w, r, strings.TrimPrefix(p, "/api/datasets/"))
 	case strings.HasPrefix(p, "/api/datasets/") && strings.Contains(p, "/tree/"):
-		s.tree(w, strings.TrimPrefix(p, "/api/datasets/"))
+		s.tree(w, r, strings.TrimPrefix(p, "/api/datasets/"))
 	case strings.HasPrefix(p, "/datasets/") && strings.Contains(p, "/resolve/"):
 		s.resolve(w, r, strings.TrimPrefix(p, "/datasets/"))
 	default:
-		http.Error(w, `{"error":"not found"}`, http.StatusNotFound)
+		notFound(w, "EntryNotFound")
 	}
 }
 
@@ -144,41 +155,139 @@ func (s *Server) parquetAPI(w http.ResponseWriter, r *http.Request, rest string)
 	}
 }
 
-func (s *Server) tree(w http.ResponseWriter, rest string) {
-	repo, rev, _ := strings.Cut(rest, "/tree/")
-	rev = unescape(rev)
-	type entry struct {
-		Type string `json:"type"`
-		Path string `json:"path"`
-		Size int    `json:"size"`
-	}
-	entries := []entry{}
-	for key, b := range s.files {
-		if r, p, ok := strings.Cut(strings.TrimPrefix(key, repo+"@"), ":"); ok && strings.HasPrefix(key, repo+"@") && r == rev {
-			entries = append(entries, entry{"file", p, len(b)})
+// commit finds a revision of repo by name or by its commit id, and
+// returns the name files are kept under and the commit id.
+func (s *Server) commit(repo, rev string) (name, sha string, ok bool) {
+	for key := range s.files {
+		r, _, _ := strings.Cut(strings.TrimPrefix(key, repo+"@"), ":")
+		if !strings.HasPrefix(key, repo+"@") {
+			continue
+		}
+		if r == rev || commitID(repo, r) == rev {
+			return r, commitID(repo, r), true
 		}
 	}
-	if len(entries) == 0 {
-		http.Error(w, `{"error":"Revision not found"}`, http.StatusNotFound)
+	return "", "", false
+}
+
+// commitID is a revision's commit: itself when it is one, else made up.
+func commitID(repo, rev string) string {
+	if len(rev) == 40 && strings.Trim(rev, "0123456789abcdef") == "" {
+		return rev
+	}
+	return fmt.Sprintf("%x", sha1.Sum([]byte(repo+"@"+rev)))
+}
+
+// revisionFiles are repo's files at a revision name, by path.
+func (s *Server) revisionFiles(repo, name string) map[string][]byte {
+	out := map[string][]byte{}
+	for key, b := range s.files {
+		if r, p, ok := strings.Cut(strings.TrimPrefix(key, repo+"@"), ":"); ok && strings.HasPrefix(key, repo+"@") && r == name {
+			out[p] = b
+		}
+	}
+	return out
+}
+
+// notFound answers as the Hub does, with the X-Error-Code the
+// huggingface_hub client reads.
+func notFound(w http.ResponseWriter, code string) {
+	w.Header().Set("X-Error-Code", code)
+	w.Header().Set("X-Error-Message", code)
+	http.Error(w, `{"error":"`+code+`"}`, http.StatusNotFound)
+}
+
+// info serves GET /api/datasets/{repo}[/revision/{rev}].
+func (s *Server) info(w http.ResponseWriter, repo, rev string) {
+	name, sha, ok := s.commit(repo, rev)
+	if !ok {
+		notFound(w, "RevisionNotFound")
 		return
 	}
+	type sibling struct {
+		Name string `json:"rfilename"`
+	}
+	siblings := []sibling{}
+	for p := range s.revisionFiles(repo, name) {
+		siblings = append(siblings, sibling{p})
+	}
+	slices.SortFunc(siblings, func(a, b sibling) int { return strings.Compare(a.Name, b.Name) })
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]any{"id": repo, "sha": sha, "private": false, "gated": false, "disabled": false, "siblings": siblings})
+}
+
+type treeEntry struct {
+	Type string `json:"type"`
+	Path string `json:"path"`
+	Size int    `json:"size"`
+	OID  string `json:"oid"`
+}
+
+// tree serves GET /api/datasets/{repo}/tree/{rev}[/{folder}], a folder's
+// files and folders (all below it with recursive=true).
+func (s *Server) tree(w http.ResponseWriter, r *http.Request, rest string) {
+	repo, tail, _ := strings.Cut(rest, "/tree/")
+	rev, folder, _ := strings.Cut(tail, "/")
+	name, sha, ok := s.commit(repo, unescape(rev))
+	if !ok {
+		notFound(w, "RevisionNotFound")
+		return
+	}
+	files := s.revisionFiles(repo, name)
+	folder = strings.Trim(unescape(folder), "/")
+	prefix := ""
+	if folder != "" {
+		prefix = folder + "/"
+	}
+	recursive := r.URL.Query().Get("recursive") == "true" || r.URL.Query().Get("recursive") == "True"
+	seen := map[string]bool{}
+	entries := []treeEntry{}
+	paths := slices.Sorted(maps.Keys(files))
+	for _, p := range paths {
+		if !strings.HasPrefix(p, prefix) {
+			continue
+		}
+		parts := strings.Split(strings.TrimPrefix(p, prefix), "/")
+		for i := 1; i < len(parts) && (recursive || i == 1); i++ {
+			d := prefix + strings.Join(parts[:i], "/")
+			if !seen[d] {
+				seen[d] = true
+				entries = append(entries, treeEntry{"directory", d, 0, etag([]byte("tree:" + d))})
+			}
+		}
+		if recursive || len(parts) == 1 {
+			entries = append(entries, treeEntry{"file", p, len(files[p]), etag(files[p])})
+		}
+	}
+	if folder != "" && len(entries) == 0 {
+		notFound(w, "EntryNotFound")
+		return
+	}
+	w.Header().Set("X-Repo-Commit", sha)
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(entries)
 }
 
-// resolve redirects to the storage host with the ETag and size the Hub
-// sends as X-Linked-Etag and X-Linked-Size.
+// resolve redirects to the storage host with the commit, ETag and size
+// the Hub sends as X-Repo-Commit, X-Linked-Etag and X-Linked-Size.
 func (s *Server) resolve(w http.ResponseWriter, r *http.Request, rest string) {
 	repo, tail, _ := strings.Cut(rest, "/resolve/")
 	rev, path, _ := strings.Cut(tail, "/")
-	key := repo + "@" + unescape(rev) + ":" + unescape(path)
-	b, ok := s.files[key]
+	name, sha, ok := s.commit(repo, unescape(rev))
 	if !ok {
-		http.Error(w, `{"error":"Entry not found"}`, http.StatusNotFound)
+		notFound(w, "RevisionNotFound")
+		return
+	}
+	key := repo + "@" + name + ":" + unescape(path)
+	b, ok := s.files[key]
+	w.Header().Set("X-Repo-Commit", sha)
+	if !ok {
+		notFound(w, "EntryNotFound")
 		return
 	}
 	w.Header().Set("X-Linked-Etag", `"`+etag(b)+`"`)
 	w.Header().Set("X-Linked-Size", strconv.Itoa(len(b)))
+	w.Header().Set("ETag", `"`+etag(b)+`"`)
 	w.Header().Set("Location", s.Storage.URL+"/blob/"+strings.ReplaceAll(key, "/", "%2F")+"?X-Amz-Signature=signed")
 	w.WriteHeader(http.StatusFound)
 }
@@ -220,11 +329,7 @@ func unescape(s string) string {
 }
 
 func etag(b []byte) string {
-	var h uint64 = 14695981039346656037
-	for _, c := range b {
-		h = (h ^ uint64(c)) * 1099511628211
-	}
-	return strconv.FormatUint(h, 16)
+	return fmt.Sprintf("%x", sha1.Sum(b))
 }
 
 // Column is a parquet column as the datasets library writes one:
