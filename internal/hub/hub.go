@@ -142,7 +142,24 @@ func (c *Client) Files(ctx context.Context, repo, revision string) ([]TreeEntry,
 	if err := checkName("revision", revision); err != nil {
 		return nil, err
 	}
-	next := c.endpoint() + "/api/datasets/" + repo + "/tree/" + url.PathEscape(revision) + "?recursive=true&expand=false"
+	first := c.endpoint() + "/api/datasets/" + repo + "/tree/" + url.PathEscape(revision)
+	cached, err := c.cachePath(first)
+	if err != nil {
+		return nil, err
+	}
+	cached += ".json"
+	if c.Offline {
+		var all []TreeEntry
+		b, err := os.ReadFile(cached)
+		if err == nil {
+			err = json.Unmarshal(b, &all)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", first, ErrNotCached)
+		}
+		return all, nil
+	}
+	next := first + "?recursive=true&expand=false"
 	var all []TreeEntry
 	for page := 0; next != ""; page++ {
 		body, link, err := c.getJSON(ctx, next, page, func(status int) string {
@@ -160,6 +177,13 @@ func (c *Client) Files(ctx context.Context, repo, revision string) ([]TreeEntry,
 		}
 		all = append(all, entries...)
 		next = link
+	}
+	b, err := json.Marshal(all)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeFileAtomic(cached, b); err != nil {
+		return nil, err
 	}
 	return all, nil
 }
@@ -180,11 +204,27 @@ func (c *Client) endpoint() string {
 	return strings.TrimRight(c.Endpoint, "/")
 }
 
+// httpClient makes the requests; a redirect to any other host (a
+// subdomain included: the Hub's CDN is one) goes without the token.
 func (c *Client) httpClient() *http.Client {
+	hc := http.Client{}
 	if c.HTTP != nil {
-		return c.HTTP
+		hc = *c.HTTP
 	}
-	return http.DefaultClient
+	next := hc.CheckRedirect
+	hc.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if req.URL.Host != via[0].URL.Host || req.URL.Scheme != via[0].URL.Scheme {
+			req.Header.Del("Authorization")
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("more than 10 redirects")
+		}
+		return nil
+	}
+	return &hc
 }
 
 // checkFileURL accepts a file URL on the Hub's own host, the only host a
@@ -377,9 +417,7 @@ func (c *Client) retry(ctx context.Context, u string, try func() error) error {
 			if attempt >= retries {
 				return &rl.StatusError
 			}
-			if rl.wait > wait {
-				wait = rl.wait
-			}
+			wait = min(max(wait, rl.wait), maxWait)
 		case errors.As(err, &tr):
 			if attempt >= retries {
 				return fmt.Errorf("%s: %w (after %d tries)", u, tr.err, attempt+1)
@@ -395,9 +433,12 @@ func (c *Client) retry(ctx context.Context, u string, try func() error) error {
 			return ctx.Err()
 		case <-time.After(wait):
 		}
-		wait *= 2
+		wait = min(wait*2, maxWait)
 	}
 }
+
+// maxWait bounds one wait between tries, whatever Retry-After asks.
+const maxWait = time.Minute
 
 // Download returns the local path of a Hub file, downloading it unless
 // the cache holds the version the Hub names by ETag. A cut-off download
@@ -544,6 +585,10 @@ func (c *Client) fetchInto(ctx context.Context, fileURL string, m meta, part str
 	flags := os.O_WRONLY | os.O_CREATE
 	switch {
 	case resp.StatusCode == http.StatusPartialContent && have > 0:
+		if !strings.HasPrefix(resp.Header.Get("Content-Range"), "bytes "+strconv.FormatInt(have, 10)+"-") {
+			os.Remove(part)
+			return transient{errors.New("the server resumed at another offset; starting again")}
+		}
 		flags |= os.O_APPEND
 	case resp.StatusCode == http.StatusRequestedRangeNotSatisfiable:
 		os.Remove(part)

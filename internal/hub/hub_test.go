@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -218,6 +220,43 @@ func TestRevisionFiles(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(p); string(b) != "pinned rows" {
 		t.Errorf("got %q", b)
+	}
+	off := &hub.Client{Endpoint: s.Hub.URL, CacheDir: c.CacheDir, Offline: true}
+	if files, err := off.Files(ctx, "org/bench", "abc123"); err != nil || len(files) != 3 {
+		t.Errorf("offline Files of a listed revision = %v, %v", files, err)
+	}
+	if _, err := off.Files(ctx, "org/bench", "def456"); !errors.Is(err, hub.ErrNotCached) {
+		t.Errorf("offline Files of an unlisted revision: %v; want ErrNotCached", err)
+	}
+}
+
+// TestRedirectDropsToken: a download the Hub itself answers but then
+// redirects elsewhere (its CDN is a subdomain, which Go's client would
+// trust) reaches the other host without the token.
+func TestRedirectDropsToken(t *testing.T) {
+	var sawAuth atomic.Int32
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "" {
+			sawAuth.Add(1)
+		}
+		w.Write([]byte("rows"))
+	}))
+	defer other.Close()
+	hubSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodHead {
+			w.Header().Set("ETag", `"e1"`)
+			w.Header().Set("Content-Length", "4")
+			return
+		}
+		http.Redirect(w, r, other.URL+"/blob", http.StatusFound)
+	}))
+	defer hubSrv.Close()
+	c := &hub.Client{Endpoint: hubSrv.URL, Token: "hf_secret", CacheDir: t.TempDir(), HTTP: &http.Client{}}
+	if _, err := c.Download(context.Background(), hubSrv.URL+"/datasets/o/n/resolve/main/x.parquet"); err != nil {
+		t.Fatal(err)
+	}
+	if sawAuth.Load() != 0 {
+		t.Error("the token followed the redirect to another host")
 	}
 }
 

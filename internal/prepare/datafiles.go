@@ -115,6 +115,9 @@ func cardPatterns(readme []byte, config, split string) ([]*regexp.Regexp, error)
 		return nil, nil
 	}
 	for _, c := range card.Configs {
+		if c.Name == "" {
+			c.Name = "default"
+		}
 		if c.Name != config {
 			continue
 		}
@@ -122,7 +125,7 @@ func cardPatterns(readme []byte, config, split string) ([]*regexp.Regexp, error)
 		if err != nil {
 			return nil, fmt.Errorf("README.md config %s: %w", config, err)
 		}
-		var res []*regexp.Regexp
+		res := []*regexp.Regexp{} // declared, even with no pattern for this split
 		for _, g := range globs {
 			res = append(res, globRegexp(g))
 		}
@@ -180,6 +183,7 @@ func splitGlobs(n *yaml.Node, split string) ([]string, error) {
 }
 
 func frontMatter(readme []byte) ([]byte, bool) {
+	readme = bytes.ReplaceAll(readme, []byte("\r\n"), []byte("\n"))
 	rest, ok := bytes.CutPrefix(readme, []byte("---\n"))
 	if !ok {
 		return nil, false

@@ -129,6 +129,9 @@ func TestSplitFiles(t *testing.T) {
 		{"csv refused", []string{"data/train.csv"}, nil, "default", "train", "split train has data/train.csv; gym reads the Hub's parquet files only"},
 		{"no such split", []string{"data/train.parquet"}, nil, "default", "test", "error: no data files for config default, split test"},
 		{"no such config", []string{"x.parquet"}, card, "other", "train", "error: README.md declares no config other"},
+		{"card config without this split", []string{"gpqa_diamond.parquet", "data/test-0.parquet"}, card, "gpqa_diamond", "test", "error: no data files for config gpqa_diamond, split test"},
+		{"CRLF card", []string{"gpqa_diamond.parquet", "data/train-0.parquet"}, []byte(strings.ReplaceAll(string(card), "\n", "\r\n")), "gpqa_diamond", "train", "gpqa_diamond.parquet"},
+		{"unnamed card config is default", []string{"a.parquet", "data/train-0.parquet"}, []byte("---\nconfigs:\n- data_files: a.parquet\n---\n"), "default", "train", "a.parquet"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := splitFiles(tc.paths, tc.readme, tc.config, tc.split)
