@@ -20,6 +20,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/nemo-gym-go/gym/internal/flock"
 )
 
 // DefaultEndpoint is the Hub huggingface_hub talks to without HF_ENDPOINT.
@@ -461,6 +463,20 @@ func (c *Client) Download(ctx context.Context, fileURL string) (string, error) {
 	if err := c.retry(ctx, fileURL, func() (err error) { m, err = c.head(ctx, fileURL); return err }); err != nil {
 		return "", err
 	}
+	// Another gym downloading the same file into this cache finishes
+	// first; the cached copy is then checked again.
+	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
+		return "", err
+	}
+	lock, err := flock.Lock(ctx, final+".lock", func() {
+		if c.Log != nil {
+			fmt.Fprintf(c.Log, "Waiting for another download of %s\n", fileURL)
+		}
+	})
+	if err != nil {
+		return "", err
+	}
+	defer lock.Close()
 	if m.etag != "" && readString(final+".etag") == m.etag {
 		if st, err := os.Stat(final); err == nil && (m.size < 0 || st.Size() == m.size) {
 			return final, nil
@@ -472,9 +488,6 @@ func (c *Client) Download(ctx context.Context, fileURL string) (string, error) {
 	part := final + ".part"
 	if m.etag == "" || readString(part+".etag") != m.etag {
 		os.Remove(part)
-	}
-	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
-		return "", err
 	}
 	if err := os.WriteFile(part+".etag", []byte(m.etag), 0o644); err != nil {
 		return "", err

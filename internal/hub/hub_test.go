@@ -288,3 +288,38 @@ func TestFromEnv(t *testing.T) {
 		})
 	}
 }
+
+// TestConcurrentDownloadsOnce: two downloads of one file into one cache
+// (two gym processes) fetch it once, and both get it whole.
+func TestConcurrentDownloadsOnce(t *testing.T) {
+	s := hubtest.New()
+	defer s.Close()
+	content := strings.Repeat("0123456789", 100000)
+	s.AddParquet("org/bench", "default", "train", []byte(content))
+	cache := t.TempDir()
+	ctx := context.Background()
+	urls, err := (&hub.Client{Endpoint: s.Hub.URL, CacheDir: cache}).ParquetFiles(ctx, "org/bench", "default", "train")
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 2)
+	for range 2 {
+		go func() {
+			p, err := (&hub.Client{Endpoint: s.Hub.URL, CacheDir: cache}).Download(ctx, urls[0])
+			if err == nil {
+				if b, _ := os.ReadFile(p); string(b) != content {
+					err = errors.New("a download got a damaged file")
+				}
+			}
+			errs <- err
+		}()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if n := s.Downloads["default/train/0000.parquet"]; n != 1 {
+		t.Errorf("downloaded %d times; want once", n)
+	}
+}

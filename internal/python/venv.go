@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/nemo-gym-go/gym/internal/flock"
 )
 
 // setupCompleteMarker is the file NeMo Gym leaves in a venv it finished, so
@@ -249,7 +251,7 @@ func (s Settings) Ensure(ctx context.Context, serverDir string, emit func(string
 	if err := os.MkdirAll(filepath.Dir(venv.Dir), 0o755); err != nil {
 		return venv, &SetupError{Dir: serverDir, Err: err}
 	}
-	lock, err := lockFile(ctx, venv.Dir+".setup.lock", func() { emit("Waiting for virtual environment setup: " + venv.Dir) })
+	lock, err := flock.Lock(ctx, venv.Dir+".setup.lock", func() { emit("Waiting for virtual environment setup: " + venv.Dir) })
 	if err != nil {
 		return venv, &SetupError{Dir: serverDir, Err: err}
 	}

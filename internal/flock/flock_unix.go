@@ -1,6 +1,8 @@
 //go:build unix
 
-package python
+// Package flock is an exclusive advisory lock on a file, shared by
+// processes that must not write the same thing at once.
+package flock
 
 import (
 	"context"
@@ -10,11 +12,11 @@ import (
 	"time"
 )
 
-// lockFile takes an exclusive flock on path, as NeMo Gym's _venv_setup.py
-// does on the same file, waiting (after calling waiting once) until ctx
+// Lock takes an exclusive flock on path (as NeMo Gym's _venv_setup.py
+// does on a venv's lock file), waiting (after calling waiting once) until ctx
 // ends; closing the file releases it. The file is never removed: another
 // installer may be waiting on it.
-func lockFile(ctx context.Context, path string, waiting func()) (*os.File, error) {
+func Lock(ctx context.Context, path string, waiting func()) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
