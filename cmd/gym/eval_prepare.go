@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -155,9 +156,11 @@ func runEvalPrepare(ctx context.Context, opts *prepareOptions) error {
 		return fmt.Errorf("cannot prepare the benchmarks, so none was prepared:\n  %s", strings.Join(problems, "\n  "))
 	}
 
-	hubClient, err := newHubClient(f, s)
-	if err != nil {
-		return err
+	var hubClient *hub.Client
+	if slices.ContainsFunc(plans, func(p benchmarkPlan) bool { return p.recipe != nil }) {
+		if hubClient, err = newHubClient(f, s); err != nil {
+			return err
+		}
 	}
 	for _, p := range plans {
 		fmt.Fprintf(f.IO.Out, "Preparing benchmark: %s\n", p.d.Name)

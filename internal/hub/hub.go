@@ -7,6 +7,7 @@
 package hub
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,6 +23,7 @@ import (
 	"time"
 
 	"github.com/nemo-gym-go/gym/internal/flock"
+	"github.com/nemo-gym-go/gym/internal/jsonl"
 )
 
 // DefaultEndpoint is the Hub huggingface_hub talks to without HF_ENDPOINT.
@@ -104,11 +106,14 @@ func (c *Client) ParquetFiles(ctx context.Context, repo, config, split string) (
 		return nil, err
 	}
 	u := c.endpoint() + "/api/datasets/" + repo + "/parquet/" + url.PathEscape(config) + "/" + url.PathEscape(split)
-	body, err := c.cachedJSON(ctx, u, func(status int) string {
-		if status == http.StatusNotFound {
-			return fmt.Sprintf("the Hub has no parquet files for dataset %s, config %s, split %s (check the names, or whether the Hub converted this dataset)", repo, config, split)
-		}
-		return ""
+	body, err := c.cachedJSON(u, func() ([]byte, error) {
+		b, _, err := c.getJSON(ctx, u, func(status int) string {
+			if status == http.StatusNotFound {
+				return fmt.Sprintf("the Hub has no parquet files for dataset %s, config %s, split %s (check the names, or whether the Hub converted this dataset)", repo, config, split)
+			}
+			return ""
+		})
+		return b, err
 	})
 	if err != nil {
 		return nil, err
@@ -128,11 +133,11 @@ func (c *Client) ParquetFiles(ctx context.Context, repo, config, split string) (
 	return urls, nil
 }
 
-// TreeEntry is a file of a repository at a revision.
+// TreeEntry is a file ("file") or folder ("directory") of a repository
+// at a revision.
 type TreeEntry struct {
 	Type string `json:"type"`
 	Path string `json:"path"`
-	Size int64  `json:"size"`
 }
 
 // Files lists a dataset repository's files at revision (a branch, tag or
@@ -145,47 +150,37 @@ func (c *Client) Files(ctx context.Context, repo, revision string) ([]TreeEntry,
 		return nil, err
 	}
 	first := c.endpoint() + "/api/datasets/" + repo + "/tree/" + url.PathEscape(revision)
-	cached, err := c.cachePath(first)
-	if err != nil {
-		return nil, err
-	}
-	cached += ".json"
-	if c.Offline {
+	body, err := c.cachedJSON(first, func() ([]byte, error) {
 		var all []TreeEntry
-		b, err := os.ReadFile(cached)
-		if err == nil {
-			err = json.Unmarshal(b, &all)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", first, ErrNotCached)
-		}
-		return all, nil
-	}
-	next := first + "?recursive=true&expand=false"
-	var all []TreeEntry
-	for page := 0; next != ""; page++ {
-		body, link, err := c.getJSON(ctx, next, page, func(status int) string {
-			if status == http.StatusNotFound {
-				return fmt.Sprintf("the Hub has no dataset %s at revision %s", repo, revision)
+		next := first + "?recursive=true&expand=false"
+		for page := 0; next != ""; page++ {
+			if page == 10000 {
+				return nil, fmt.Errorf("%s: more than 10000 pages", first)
 			}
-			return ""
-		})
-		if err != nil {
-			return nil, err
+			body, link, err := c.getJSON(ctx, next, func(status int) string {
+				if status == http.StatusNotFound {
+					return fmt.Sprintf("the Hub has no dataset %s at revision %s", repo, revision)
+				}
+				return ""
+			})
+			if err != nil {
+				return nil, err
+			}
+			var entries []TreeEntry
+			if err := json.Unmarshal(body, &entries); err != nil {
+				return nil, fmt.Errorf("%s: the answer is not a JSON list of tree entries: %w", next, err)
+			}
+			all = append(all, entries...)
+			next = link
 		}
-		var entries []TreeEntry
-		if err := json.Unmarshal(body, &entries); err != nil {
-			return nil, fmt.Errorf("%s: the answer is not a JSON list of tree entries: %w", next, err)
-		}
-		all = append(all, entries...)
-		next = link
-	}
-	b, err := json.Marshal(all)
+		return json.Marshal(all)
+	})
 	if err != nil {
 		return nil, err
 	}
-	if err := writeFileAtomic(cached, b); err != nil {
-		return nil, err
+	var all []TreeEntry
+	if err := json.Unmarshal(body, &all); err != nil {
+		return nil, fmt.Errorf("%s: the cached listing is damaged: %w", first, err)
 	}
 	return all, nil
 }
@@ -267,8 +262,9 @@ func (c *Client) cachePath(raw string) (string, error) {
 	return filepath.Join(segs...), nil
 }
 
-// cachedJSON gets a small JSON document, keeping a copy for offline runs.
-func (c *Client) cachedJSON(ctx context.Context, u string, hint func(int) string) ([]byte, error) {
+// cachedJSON is an API document fetched by fetch, kept under the URL's
+// cache path for offline runs, which read only that copy.
+func (c *Client) cachedJSON(u string, fetch func() ([]byte, error)) ([]byte, error) {
 	p, err := c.cachePath(u)
 	if err != nil {
 		return nil, err
@@ -281,7 +277,7 @@ func (c *Client) cachedJSON(ctx context.Context, u string, hint func(int) string
 		}
 		return b, nil
 	}
-	b, _, err := c.getJSON(ctx, u, 0, hint)
+	b, err := fetch()
 	if err != nil {
 		return nil, err
 	}
@@ -292,10 +288,7 @@ func (c *Client) cachedJSON(ctx context.Context, u string, hint func(int) string
 }
 
 // getJSON gets an API document and the next page's URL from its Link header.
-func (c *Client) getJSON(ctx context.Context, u string, page int, hint func(int) string) ([]byte, string, error) {
-	if c.Offline {
-		return nil, "", fmt.Errorf("%s: %w", u, ErrNotCached)
-	}
+func (c *Client) getJSON(ctx context.Context, u string, hint func(int) string) ([]byte, string, error) {
 	var body []byte
 	var next string
 	err := c.retry(ctx, u, func() error {
@@ -325,9 +318,6 @@ func (c *Client) getJSON(ctx context.Context, u string, page int, hint func(int)
 	if next != "" {
 		if _, err := c.checkFileURL(next); err != nil {
 			return nil, "", fmt.Errorf("%s: next page %q: %w", u, next, err)
-		}
-		if page > 10000 {
-			return nil, "", fmt.Errorf("%s: more than 10000 pages", u)
 		}
 	}
 	return body, next, nil
@@ -649,20 +639,10 @@ func writeFileAtomic(p string, b []byte) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")
-	if err != nil {
+	return jsonl.WriteFileAtomic(p, func(w *bufio.Writer) error {
+		_, err := w.Write(b)
 		return err
-	}
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), p)
+	})
 }
 
 // FromEnv is the client huggingface_hub would be: HF_ENDPOINT,

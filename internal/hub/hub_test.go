@@ -154,16 +154,17 @@ func TestTokenOnlyToTheHub(t *testing.T) {
 	}
 }
 
-func TestRateLimitRetried(t *testing.T) {
+func TestRateLimitAndServerErrorsRetried(t *testing.T) {
 	s := hubtest.New()
 	defer s.Close()
 	s.AddParquet("org/bench", "default", "train", []byte("rows"))
-	s.RateLimit(2)
+	s.Refuse(2, http.StatusTooManyRequests)
+	s.Refuse(1, http.StatusServiceUnavailable)
 	c := client(s, t)
 	if _, err := c.ParquetFiles(context.Background(), "org/bench", "default", "train"); err != nil {
-		t.Fatalf("two 429s then success: %v", err)
+		t.Fatalf("two 429s and a 503, then success: %v", err)
 	}
-	s.RateLimit(10)
+	s.Refuse(10, http.StatusTooManyRequests)
 	c.Retries = 2
 	_, err := c.ParquetFiles(context.Background(), "org/bench", "default", "train")
 	var se *hub.StatusError
@@ -183,6 +184,11 @@ func TestErrorsSayWhat(t *testing.T) {
 		call func() error
 		want string
 	}{
+		{"terms not accepted", func() error {
+			s.Refuse(1, http.StatusForbidden)
+			_, err := c.Files(ctx, "org/bench", "abc123")
+			return err
+		}, "HTTP 403 Forbidden; the token's account has no access: accept the dataset's terms"},
 		{"unknown split", func() error { _, err := c.ParquetFiles(ctx, "org/bench", "default", "nope"); return err }, "no parquet files for dataset org/bench, config default, split nope"},
 		{"bad repo", func() error { _, err := c.ParquetFiles(ctx, "../etc", "default", "train"); return err }, `".." is not a valid Hub name`},
 		{"three parts", func() error { _, err := c.ParquetFiles(ctx, "a/b/c", "default", "train"); return err }, "owner/name"},

@@ -73,12 +73,15 @@ func splitFiles(paths []string, readme []byte, config, split string) ([]string, 
 
 var dataExtensions = []string{".parquet", ".csv", ".json", ".jsonl", ".tsv", ".txt", ".arrow", ".zip", ".tar", ".gz"}
 
+// isDataFile is a file load_dataset would read: a data extension, and no
+// file or folder on its path hidden by a leading "." or "_".
 func isDataFile(p string) bool {
-	base := path.Base(p)
-	if strings.HasPrefix(base, ".") || strings.HasPrefix(p, ".") || base == "README.md" {
-		return false
+	for _, seg := range strings.Split(p, "/") {
+		if strings.HasPrefix(seg, ".") || strings.HasPrefix(seg, "_") {
+			return false
+		}
 	}
-	return slices.Contains(dataExtensions, path.Ext(base))
+	return slices.Contains(dataExtensions, path.Ext(p))
 }
 
 var nameDelims = regexp.MustCompile(`[-._ 0-9/]+`)

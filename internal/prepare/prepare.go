@@ -16,6 +16,7 @@ import (
 	"slices"
 
 	"github.com/nemo-gym-go/gym/internal/hub"
+	"github.com/nemo-gym-go/gym/internal/jsonl"
 	"github.com/nemo-gym-go/gym/internal/pyjson"
 )
 
@@ -46,47 +47,36 @@ func Run(ctx context.Context, c *hub.Client, r Recipe, root string, log io.Write
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return "", 0, err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(out), ".prepare-*.jsonl")
-	if err != nil {
-		return "", 0, err
-	}
-	defer os.Remove(tmp.Name())
-	w := bufio.NewWriter(tmp)
 	count := 0
-	for i, p := range local {
-		err := readParquet(p, func(row Row) error {
-			if err := ctx.Err(); err != nil {
+	err = jsonl.WriteFileAtomic(out, func(w *bufio.Writer) error {
+		for i, p := range local {
+			inFile := 0
+			err := readParquet(p, func(row Row) error {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				obj, err := r.convert(row)
+				if err == nil {
+					var b []byte
+					if b, err = pyjson.Dumps(obj, false); err == nil {
+						w.Write(b)
+						w.WriteByte('\n')
+					}
+				}
+				if err != nil {
+					return fmt.Errorf("%s: row %d of %s: %w", r.Source.Repo, inFile, files[i], err)
+				}
+				inFile++
+				count++
+				return nil
+			})
+			if err != nil {
 				return err
 			}
-			obj, err := r.convert(row)
-			if err != nil {
-				return fmt.Errorf("%s row %d (%s): %w", r.Source.Repo, count, files[i], err)
-			}
-			b, err := pyjson.Dumps(obj, false)
-			if err != nil {
-				return fmt.Errorf("%s row %d: %w", r.Source.Repo, count, err)
-			}
-			w.Write(b)
-			w.WriteByte('\n')
-			count++
-			return nil
-		})
-		if err != nil {
-			tmp.Close()
-			return "", 0, err
 		}
-	}
-	if err := w.Flush(); err != nil {
-		tmp.Close()
-		return "", 0, err
-	}
-	if err := tmp.Close(); err != nil {
-		return "", 0, err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return "", 0, err
-	}
-	if err := os.Rename(tmp.Name(), out); err != nil {
+		return nil
+	})
+	if err != nil {
 		return "", 0, err
 	}
 	fmt.Fprintf(log, "Wrote %d problems to %s\n", count, out)

@@ -73,9 +73,6 @@ func Lookup(script string) (Recipe, bool) {
 	return Recipe{}, false
 }
 
-// Recipes lists every ported script.
-func Recipes() []Recipe { return append([]Recipe(nil), recipes...) }
-
 // questionAnswer is the AIME-shaped script: {"question": problem,
 // "expected_answer": str(answer)} per row of the train split.
 func questionAnswer(name, repo, revision, digest string) Recipe {

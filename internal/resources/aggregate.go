@@ -715,6 +715,11 @@ func (p *profiler) describe(rows []int, m *Metrics) {
 func median(v []float64) float64 {
 	s := slices.Clone(v)
 	slices.Sort(s)
+	return sortedMedian(s)
+}
+
+// sortedMedian is the median of values already in order.
+func sortedMedian(s []float64) float64 {
 	mid := len(s) / 2
 	if len(s)%2 == 1 {
 		return s[mid]

@@ -163,7 +163,7 @@ func summarize(v []float64) summary {
 	}
 	s.se = s.std / math.Sqrt(n)
 	s.min, s.max = s.sorted[0], s.sorted[len(v)-1]
-	s.median = median(v)
+	s.median = sortedMedian(s.sorted)
 	return s
 }
 

@@ -33,7 +33,7 @@ type Server struct {
 	files    map[string][]byte // "repo@revision:path" → content
 	parquet  map[string][]string
 	cutOnce  map[string]int // path → bytes to send before cutting the next download
-	limit429 int
+	refusals []int // statuses the next Hub requests get, in order
 	// Downloads counts storage GETs by file path; Ranges the ones that
 	// asked for a range; StorageAuth the storage requests that carried
 	// an Authorization header (there must be none).
@@ -84,20 +84,24 @@ func (s *Server) CutNext(path string, n int) {
 	s.cutOnce[path] = n
 }
 
-// RateLimit answers the next n Hub requests with 429 and Retry-After: 0.
-func (s *Server) RateLimit(n int) {
+// Refuse answers the next n Hub requests with status (and, for a 429 or
+// 5xx, Retry-After: 0).
+func (s *Server) Refuse(n, status int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.limit429 = n
+	for range n {
+		s.refusals = append(s.refusals, status)
+	}
 }
 
 func (s *Server) hub(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.limit429 > 0 {
-		s.limit429--
+	if len(s.refusals) > 0 {
+		status := s.refusals[0]
+		s.refusals = s.refusals[1:]
 		w.Header().Set("Retry-After", "0")
-		http.Error(w, `{"error":"rate limited"}`, http.StatusTooManyRequests)
+		http.Error(w, `{"error":"`+http.StatusText(status)+`"}`, status)
 		return
 	}
 	if s.Token != "" && r.Header.Get("Authorization") != "Bearer "+s.Token {
