@@ -5,7 +5,6 @@ go 1.26.8
 require (
 	github.com/dlclark/regexp2/v2 v2.13.0
 	github.com/fatih/color v1.19.0
-	github.com/mattn/go-isatty v0.0.22
 	github.com/openai/openai-go/v3 v3.98.0
 	github.com/parquet-go/parquet-go v0.32.1
 	github.com/rogpeppe/go-internal v1.16.0
@@ -25,6 +24,7 @@ require (
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/klauspost/compress v1.20.4 // indirect
 	github.com/mattn/go-colorable v0.1.14 // indirect
+	github.com/mattn/go-isatty v0.0.22 // indirect
 	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
 	github.com/parquet-go/bitpack v1.0.3 // indirect
 	github.com/parquet-go/jsonlite v1.5.5 // indirect

@@ -9,11 +9,13 @@ import (
 	"github.com/nemo-gym-go/gym/internal/config"
 	"github.com/nemo-gym-go/gym/internal/config/pyyaml"
 	"github.com/nemo-gym-go/gym/internal/config/tree"
+	"github.com/nemo-gym-go/gym/internal/iostreams"
 )
 
 // resolveOptions are the inputs of `gym env resolve`.
 type resolveOptions struct {
-	f           *Factory
+	IO          *iostreams.IOStreams
+	ws          *workspace
 	globals     *globalFlags
 	config      configFlags
 	showOrigin  bool
@@ -21,7 +23,10 @@ type resolveOptions struct {
 }
 
 func newCmdEnvResolve(f *Factory, g *globalFlags, runF func(context.Context, *resolveOptions) error) *cobra.Command {
-	opts := &resolveOptions{f: f, globals: g}
+	if runF == nil {
+		runF = runResolve
+	}
+	opts := &resolveOptions{IO: f.IOStreams, ws: f.Workspace, globals: g}
 	cmd := &cobra.Command{
 		Use:   "resolve [flags] [+key=value ...]",
 		Short: "Print the fully resolved config, secrets masked",
@@ -41,10 +46,7 @@ values masked.`,
   gym env resolve --search-dir ~/my-plugins --resources-server my_env`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.passthrough = args
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runResolve(cmd.Context(), opts)
+			return runF(cmd.Context(), opts)
 		},
 	}
 	opts.config.register(cmd.Flags())
@@ -53,8 +55,7 @@ values masked.`,
 }
 
 func runResolve(ctx context.Context, opts *resolveOptions) error {
-	f := opts.f
-	res, _, err := f.loadConfig(ctx, &opts.config, opts.globals.verbose, nil, opts.passthrough, config.Request{})
+	res, _, err := opts.ws.loadConfig(ctx, opts.IO.ErrOut, &opts.config, opts.globals.verbose, nil, opts.passthrough, config.Request{})
 	if err != nil {
 		return err
 	}
@@ -66,6 +67,6 @@ func runResolve(ctx context.Context, opts *resolveOptions) error {
 	if opts.showOrigin {
 		dump.LeafComment = func(n *tree.Node) string { return n.Origin.String() }
 	}
-	_, err = fmt.Fprintf(f.IO.Out, "%s\n", pyyaml.Dump(out, dump))
+	_, err = fmt.Fprintf(opts.IO.Out, "%s\n", pyyaml.Dump(out, dump))
 	return err
 }

@@ -10,21 +10,28 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nemo-gym-go/gym/internal/config"
+	"github.com/nemo-gym-go/gym/internal/iostreams"
 	"github.com/nemo-gym-go/gym/internal/launcher"
 	"github.com/nemo-gym-go/gym/internal/server"
 )
 
 // startOptions are the inputs of `gym env start` and `gym env prefetch`.
 type startOptions struct {
-	f           *Factory
+	IO          *iostreams.IOStreams
+	ws          *workspace
 	globals     *globalFlags
 	config      configFlags
 	grace       time.Duration
 	passthrough []string
+	// prefetchOnly sets up the venvs and starts nothing (gym env prefetch).
+	prefetchOnly bool
 }
 
-func newCmdEnvStart(f *Factory, g *globalFlags) *cobra.Command {
-	opts := &startOptions{f: f, globals: g}
+func newCmdEnvStart(f *Factory, g *globalFlags, runF func(context.Context, *startOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = runStart
+	}
+	opts := &startOptions{IO: f.IOStreams, ws: f.Workspace, globals: g}
 	cmd := &cobra.Command{
 		Annotations: map[string]string{interruptIsTheEnd: "true"},
 		Use:         "start [flags] [+key=value ...]",
@@ -44,7 +51,7 @@ its own stops the rest and exits 1.`,
   gym env start --config my_servers.yaml +dry_run=true`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.passthrough = args
-			return runStart(cmd.Context(), opts, false)
+			return runF(cmd.Context(), opts)
 		},
 	}
 	opts.config.register(cmd.Flags())
@@ -53,8 +60,11 @@ its own stops the rest and exits 1.`,
 	return cmd
 }
 
-func newCmdEnvPrefetch(f *Factory, g *globalFlags) *cobra.Command {
-	opts := &startOptions{f: f, globals: g}
+func newCmdEnvPrefetch(f *Factory, g *globalFlags, runF func(context.Context, *startOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = runStart
+	}
+	opts := &startOptions{IO: f.IOStreams, ws: f.Workspace, globals: g, prefetchOnly: true}
 	cmd := &cobra.Command{
 		Use:   "prefetch [flags] [+key=value ...]",
 		Short: "Set up every Python server's environment without starting anything",
@@ -72,7 +82,7 @@ error; nothing is reported ready that was not built.`,
   gym env prefetch --search-dir ~/Gym --config ~/Gym/resources_servers/example_single_tool_call/configs/example_single_tool_call.yaml`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.passthrough = args
-			return runStart(cmd.Context(), opts, true)
+			return runF(cmd.Context(), opts)
 		},
 	}
 	opts.config.register(cmd.Flags())
@@ -80,22 +90,21 @@ error; nothing is reported ready that was not built.`,
 	return cmd
 }
 
-func runStart(ctx context.Context, opts *startOptions, prefetchOnly bool) error {
-	f := opts.f
-	res, roots, err := f.loadConfig(ctx, &opts.config, opts.globals.verbose, nil, opts.passthrough, config.Request{})
+func runStart(ctx context.Context, opts *startOptions) error {
+	res, roots, err := opts.ws.loadConfig(ctx, opts.IO.ErrOut, &opts.config, opts.globals.verbose, nil, opts.passthrough, config.Request{})
 	if err != nil {
 		return err
 	}
-	lopts, err := f.launchOptions(res, roots, f.IO.Out, f.colorOutput(), opts.grace)
+	lopts, err := opts.ws.launchOptions(res, roots, opts.IO.Out, opts.IO.ColorEnabled(), opts.grace)
 	if err != nil {
 		return err
 	}
-	if prefetchOnly {
+	if opts.prefetchOnly {
 		return launcher.Prefetch(ctx, lopts)
 	}
 	l, err := launcher.Start(ctx, lopts)
 	if errors.Is(err, context.Canceled) {
-		fmt.Fprintln(f.IO.Out, "Interrupted; every server stopped.")
+		fmt.Fprintln(opts.IO.Out, "Interrupted; every server stopped.")
 		return nil
 	}
 	if err != nil || l.DryRun {
@@ -104,7 +113,7 @@ func runStart(ctx context.Context, opts *startOptions, prefetchOnly bool) error 
 	err = l.Wait(ctx)
 	l.Stop()
 	if err == nil {
-		fmt.Fprintln(f.IO.Out, "Every server stopped.")
+		fmt.Fprintln(opts.IO.Out, "Every server stopped.")
 	}
 	return err
 }
@@ -114,16 +123,16 @@ const defaultShutdownGrace = 3 * time.Second
 
 // launchOptions are the launcher's inputs for a loaded config: servers'
 // lines go to out, Go servers run as this binary.
-func (f *Factory) launchOptions(res *config.Result, roots commandRoots, out io.Writer, color bool, grace time.Duration) (launcher.Options, error) {
-	self, err := f.Executable()
+func (ws *workspace) launchOptions(res *config.Result, roots commandRoots, out io.Writer, color bool, grace time.Duration) (launcher.Options, error) {
+	self, err := ws.Executable()
 	if err != nil {
 		return launcher.Options{}, fmt.Errorf("cannot find the gym binary to run Go servers: %w", err)
 	}
 	return launcher.Options{
 		Result:          res,
 		Roots:           roots.Roots,
-		Environ:         f.childEnviron(roots),
-		LookPath:        f.LookPath,
+		Environ:         ws.childEnviron(roots),
+		LookPath:        ws.LookPath,
 		Self:            self,
 		Builtin:         server.UnknownConfigKeys,
 		RegisteredKinds: server.Kinds(),

@@ -9,20 +9,25 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nemo-gym-go/gym/internal/config"
+	"github.com/nemo-gym-go/gym/internal/iostreams"
 	"github.com/nemo-gym-go/gym/internal/launcher"
 )
 
 // statusOptions are the inputs of `gym env status`.
 type statusOptions struct {
-	f           *Factory
+	IO          *iostreams.IOStreams
+	ws          *workspace
 	globals     *globalFlags
 	config      configFlags
 	json        bool
 	passthrough []string
 }
 
-func newCmdEnvStatus(f *Factory, g *globalFlags) *cobra.Command {
-	opts := &statusOptions{f: f, globals: g}
+func newCmdEnvStatus(f *Factory, g *globalFlags, runF func(context.Context, *statusOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = runStatus
+	}
+	opts := &statusOptions{IO: f.IOStreams, ws: f.Workspace, globals: g}
 	cmd := &cobra.Command{
 		Use:   "status [flags] [+key=value ...]",
 		Short: "Show the servers a running gym env start is supervising",
@@ -33,7 +38,7 @@ default) which servers it started, and check that each answers.`,
   gym env status ++head_server.port=12000`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.passthrough = args
-			return runStatus(cmd.Context(), opts)
+			return runF(cmd.Context(), opts)
 		},
 	}
 	opts.config.register(cmd.Flags())
@@ -42,27 +47,26 @@ default) which servers it started, and check that each answers.`,
 }
 
 func runStatus(ctx context.Context, opts *statusOptions) error {
-	f := opts.f
-	res, _, err := f.loadConfig(ctx, &opts.config, opts.globals.verbose, nil, opts.passthrough, config.Request{Offline: true})
+	res, _, err := opts.ws.loadConfig(ctx, opts.IO.ErrOut, &opts.config, opts.globals.verbose, nil, opts.passthrough, config.Request{Offline: true})
 	if err != nil {
 		return err
 	}
 	infos, err := launcher.Status(ctx, launcher.NewHeadClient(res), time.Now())
 	if err != nil {
 		if opts.json {
-			_, err := fmt.Fprintln(f.IO.Out, "[]")
+			_, err := fmt.Fprintln(opts.IO.Out, "[]")
 			return err
 		}
-		fmt.Fprintf(f.IO.ErrOut, "Warning: no head server answered (%v)\n", err)
-		fmt.Fprintln(f.IO.Out, "No NeMo Gym servers found running.")
+		fmt.Fprintf(opts.IO.ErrOut, "Warning: no head server answered (%v)\n", err)
+		fmt.Fprintln(opts.IO.Out, "No NeMo Gym servers found running.")
 		return nil
 	}
 	if opts.json {
-		enc := json.NewEncoder(f.IO.Out)
+		enc := json.NewEncoder(opts.IO.Out)
 		enc.SetIndent("", "  ")
 		return enc.Encode(infos)
 	}
-	fmt.Fprint(f.IO.Out, "NeMo Gym Server Status:\n\n")
-	launcher.WriteStatus(f.IO.Out, infos)
+	fmt.Fprint(opts.IO.Out, "NeMo Gym Server Status:\n\n")
+	launcher.WriteStatus(opts.IO.Out, infos)
 	return nil
 }

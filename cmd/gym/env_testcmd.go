@@ -6,19 +6,24 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/nemo-gym-go/gym/internal/iostreams"
 	"github.com/nemo-gym-go/gym/internal/launcher"
 )
 
 // testOptions are the inputs of `gym env test`.
 type testOptions struct {
-	f               *Factory
+	IO              *iostreams.IOStreams
+	ws              *workspace
 	resourcesServer string
 	searchDirs      []string
 	passthrough     []string
 }
 
-func newCmdEnvTest(f *Factory) *cobra.Command {
-	opts := &testOptions{f: f}
+func newCmdEnvTest(f *Factory, runF func(context.Context, *testOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = runEnvTest
+	}
+	opts := &testOptions{IO: f.IOStreams, ws: f.Workspace}
 	cmd := &cobra.Command{
 		Use:   "test (--resources-server NAME | +entrypoint=<server_type>/<name>)",
 		Short: "Run a component's own tests (go test or pytest)",
@@ -31,7 +36,7 @@ pins and uv's own cache), with the component and its root on PYTHONPATH.`,
   gym env test +entrypoint=responses_api_agents/my_agent`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.passthrough = args
-			return runEnvTest(cmd.Context(), opts)
+			return runF(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().StringVar(&opts.resourcesServer, "resources-server", "", "test resources_servers/`NAME`")
@@ -55,18 +60,18 @@ func runEnvTest(ctx context.Context, opts *testOptions) error {
 	if strings.Count(component, "/") != 1 {
 		return usageErrorf("say which component to test: --resources-server NAME or +entrypoint=<server_type>/<name>")
 	}
-	f := opts.f
-	roots, err := f.roots(opts.searchDirs)
+	ws := opts.ws
+	roots, err := ws.roots(opts.searchDirs)
 	if err != nil {
 		return err
 	}
 	return launcher.TestComponent(ctx, launcher.TestComponentOptions{
 		Component: component,
 		Roots:     roots.Roots,
-		LookPath:  f.LookPath,
-		Environ:   f.childEnviron(roots),
+		LookPath:  ws.LookPath,
+		Environ:   ws.childEnviron(roots),
 		VenvRoot:  roots.cwd,
-		Out:       f.IO.Out,
-		Err:       f.IO.ErrOut,
+		Out:       opts.IO.Out,
+		Err:       opts.IO.ErrOut,
 	})
 }

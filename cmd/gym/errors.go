@@ -7,6 +7,7 @@ import (
 	"io"
 	"syscall"
 
+	"github.com/nemo-gym-go/gym/internal/config"
 	"github.com/nemo-gym-go/gym/internal/resolve"
 )
 
@@ -65,10 +66,14 @@ func exitCode(err error, cause error, interruptIsNormal bool, stderr io.Writer) 
 		return exitOK
 	}
 	fmt.Fprintf(stderr, "Error: %v\n", err)
-	var usage *usageError
-	var selector *resolve.SelectorError
+	var (
+		usage      *usageError
+		selector   *resolve.SelectorError
+		missing    *config.MissingSettingsError
+		badSetting *config.BadSettingError
+	)
 	switch {
-	case errors.As(err, &usage), errors.As(err, &selector):
+	case errors.As(err, &usage), errors.As(err, &selector), errors.As(err, &missing), errors.As(err, &badSetting):
 		return exitUsage
 	}
 	return exitFailure

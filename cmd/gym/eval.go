@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -18,11 +15,10 @@ import (
 	"github.com/nemo-gym-go/gym/internal/capture"
 	"github.com/nemo-gym-go/gym/internal/config"
 	"github.com/nemo-gym-go/gym/internal/config/override"
-	"github.com/nemo-gym-go/gym/internal/config/tree"
 	"github.com/nemo-gym-go/gym/internal/export"
+	"github.com/nemo-gym-go/gym/internal/iostreams"
 	"github.com/nemo-gym-go/gym/internal/launcher"
 	"github.com/nemo-gym-go/gym/internal/progress"
-	"github.com/nemo-gym-go/gym/internal/resolve"
 	"github.com/nemo-gym-go/gym/internal/rollout"
 	"github.com/nemo-gym-go/gym/internal/server"
 )
@@ -38,14 +34,15 @@ func newCmdEval(f *Factory, g *globalFlags) *cobra.Command {
   # Reward statistics of a finished run, from its files alone
   gym eval profile --inputs results/example_materialized_inputs.jsonl --rollouts results/example.jsonl`,
 	}
-	cmd.AddCommand(newCmdEvalPrepare(f, g), newCmdEvalRun(f, g), newCmdEvalAggregate(f, g), newCmdEvalProfile(f), newCmdEvalSubmit(f), newCmdEvalStatus(f), newCmdEvalCancel(f), newCmdEvalExport(f))
+	cmd.AddCommand(newCmdEvalPrepare(f, g, nil), newCmdEvalRun(f, g, nil), newCmdEvalAggregate(f, g, nil), newCmdEvalProfile(f, nil), newCmdEvalSubmit(f, nil), newCmdEvalStatus(f, nil), newCmdEvalCancel(f, nil), newCmdEvalExport(f, nil))
 	makeGroup(cmd)
 	return cmd
 }
 
 // runOptions are the inputs of `gym eval run`.
 type runOptions struct {
-	f       *Factory
+	IO      *iostreams.IOStreams
+	ws      *workspace
 	globals *globalFlags
 	config  configFlags
 	noServe bool
@@ -61,36 +58,11 @@ type runOptions struct {
 	passthrough                              []string
 }
 
-// The config keys of `gym eval run`, NeMo Gym's names, plus gym's own for
-// the per-rollout timeout and retries.
-const (
-	keyResume             = "resume_from_cache"
-	keyAgent              = "agent_name"
-	keyInput              = "input_jsonl_fpath"
-	keyOutput             = "output_jsonl_fpath"
-	keyLimit              = "limit"
-	keyShard              = "shard"
-	keyNumRepeats         = "num_repeats"
-	keyAddSeed            = "num_repeats_add_seed"
-	keyPromptConfig       = "prompt_config"
-	keyConcurrency        = "num_samples_in_parallel"
-	keySplit              = "split"
-	keyDisableAggregation = "disable_aggregation"
-	keyReuseCollation     = "reuse_existing_data_preparation"
-	keyParams             = "responses_create_params"
-	keyTimeout            = "rollout_timeout_seconds"
-	keyMaxRetries         = "rollout_max_retries"
-	keySkills             = "skills"
-	keyDriver             = "rollout_collection_driver"
-	maxAttemptsEnv        = "NEMO_GYM_MAX_ROLLOUT_ATTEMPTS"
-	defaultMaxAttempts    = 3
-	defaultConcurrency    = 256
-	defaultTimeout        = 3 * time.Hour
-	defaultMaxRetries     = 3
-)
-
-func newCmdEvalRun(f *Factory, g *globalFlags) *cobra.Command {
-	opts := &runOptions{f: f, globals: g}
+func newCmdEvalRun(f *Factory, g *globalFlags, runF func(context.Context, *runOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = runEvalRun
+	}
+	opts := &runOptions{IO: f.IOStreams, ws: f.Workspace, globals: g}
 	cmd := &cobra.Command{
 		Use:   "run [flags] [+key=value ...]",
 		Short: "Collect rollouts: run every input row through its agent and score it",
@@ -133,7 +105,7 @@ aggregate' are the whole run, with its metrics.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.passthrough = args
 			opts.flags = cmd.Flags()
-			return runEvalRun(cmd.Context(), opts)
+			return runF(cmd.Context(), opts)
 		},
 	}
 	fs := cmd.Flags()
@@ -148,15 +120,15 @@ aggregate' are the whole run, with its metrics.`,
 	fs.StringVar(&opts.shard, "shard", "", "run only part `I/N` of the tasks, those whose index % N is I, such as 2/4 (shard)")
 	fs.StringVar(&opts.numRepeats, "num-repeats", "", "rollouts per row: N, or a map such as '{my_agent: 4, _default: 1}' (num_repeats)")
 	fs.StringVar(&opts.promptConfig, "prompt-config", "", "prompt YAML {system, user} rendered from each row's fields (prompt_config)")
-	fs.IntVar(&opts.concurrency, "concurrency", 0, fmt.Sprintf("rollouts in flight at once (num_samples_in_parallel; default %d)", defaultConcurrency))
+	fs.IntVar(&opts.concurrency, "concurrency", 0, fmt.Sprintf("rollouts in flight at once (num_samples_in_parallel; default %d)", rollout.DefaultConcurrency))
 	fs.StringVar(&opts.split, "split", "", "dataset type to collect without --no-serve: train, validation or benchmark (split)")
 	fs.Float64Var(&opts.temperature, "temperature", 0, "sampling temperature for every row (responses_create_params.temperature)")
 	fs.Float64Var(&opts.topP, "top-p", 0, "nucleus sampling for every row (responses_create_params.top_p)")
 	fs.IntVar(&opts.maxOutputTokens, "max-output-tokens", 0, "output token cap for every row (responses_create_params.max_output_tokens)")
 	fs.BoolVar(&opts.disableAggregation, "disable-aggregation", false, "skip the metrics; compute them later with 'gym eval aggregate'")
 	fs.BoolVar(&opts.jsonProgress, "json-progress", false, "progress as one JSON object per line on stderr")
-	fs.DurationVar(&opts.timeout, "timeout", 0, fmt.Sprintf("time limit of one rollout attempt (rollout_timeout_seconds; default %s)", defaultTimeout))
-	fs.IntVar(&opts.maxRetries, "max-retries", 0, fmt.Sprintf("retries of a rollout whose /run fails transiently, within one run (rollout_max_retries; default %d)", defaultMaxRetries))
+	fs.DurationVar(&opts.timeout, "timeout", 0, fmt.Sprintf("time limit of one rollout attempt (rollout_timeout_seconds; default %s)", rollout.DefaultTimeout))
+	fs.IntVar(&opts.maxRetries, "max-retries", 0, fmt.Sprintf("retries of a rollout whose /run fails transiently, within one run (rollout_max_retries; default %d)", rollout.DefaultMaxRetries))
 	return cmd
 }
 
@@ -169,135 +141,97 @@ func (o *runOptions) tokens() []string {
 			t = append(t, "++"+key+"="+value)
 		}
 	}
-	set("resume", keyResume, "true")
-	set("agent", keyAgent, override.Quote(o.agent))
-	set("input", keyInput, override.Quote(o.input))
-	set("output", keyOutput, override.Quote(o.output))
-	set("limit", keyLimit, strconv.Itoa(o.limit))
-	set("shard", keyShard, override.Quote(o.shard))
+	set("resume", rollout.KeyResume, "true")
+	set("agent", rollout.KeyAgent, override.Quote(o.agent))
+	set("input", rollout.KeyInput, override.Quote(o.input))
+	set("output", rollout.KeyOutput, override.Quote(o.output))
+	set("limit", rollout.KeyLimit, strconv.Itoa(o.limit))
+	set("shard", rollout.KeyShard, override.Quote(o.shard))
 	numRepeats := strings.TrimSpace(o.numRepeats)
 	if !strings.HasPrefix(numRepeats, "{") {
 		numRepeats = override.Quote(numRepeats)
 	}
-	set("num-repeats", keyNumRepeats, numRepeats)
-	set("prompt-config", keyPromptConfig, override.Quote(o.promptConfig))
-	set("concurrency", keyConcurrency, strconv.Itoa(o.concurrency))
-	set("split", keySplit, override.Quote(o.split))
-	set("temperature", keyParams+".temperature", strconv.FormatFloat(o.temperature, 'g', -1, 64))
-	set("top-p", keyParams+".top_p", strconv.FormatFloat(o.topP, 'g', -1, 64))
-	set("max-output-tokens", keyParams+".max_output_tokens", strconv.Itoa(o.maxOutputTokens))
-	set("disable-aggregation", keyDisableAggregation, "true")
-	set("timeout", keyTimeout, strconv.FormatFloat(o.timeout.Seconds(), 'g', -1, 64))
-	set("max-retries", keyMaxRetries, strconv.Itoa(o.maxRetries))
+	set("num-repeats", rollout.KeyNumRepeats, numRepeats)
+	set("prompt-config", rollout.KeyPromptConfig, override.Quote(o.promptConfig))
+	set("concurrency", rollout.KeyConcurrency, strconv.Itoa(o.concurrency))
+	set("split", rollout.KeySplit, override.Quote(o.split))
+	set("temperature", rollout.KeyParams+".temperature", strconv.FormatFloat(o.temperature, 'g', -1, 64))
+	set("top-p", rollout.KeyParams+".top_p", strconv.FormatFloat(o.topP, 'g', -1, 64))
+	set("max-output-tokens", rollout.KeyParams+".max_output_tokens", strconv.Itoa(o.maxOutputTokens))
+	set("disable-aggregation", rollout.KeyDisableAggregation, "true")
+	set("timeout", rollout.KeyTimeout, strconv.FormatFloat(o.timeout.Seconds(), 'g', -1, 64))
+	set("max-retries", rollout.KeyMaxRetries, strconv.Itoa(o.maxRetries))
 	return t
 }
 
 // evalRun is one `gym eval run` after its config is read.
 type evalRun struct {
-	f        *Factory
+	opts     *runOptions
 	res      *config.Result
 	roots    commandRoots
-	s        settings
+	settings rollout.EvalSettings
 	output   string
-	resume   bool
-	shard    rollout.Shard
 	client   *server.Client
-	agentURL func(ctx context.Context, agent string) (string, error)
+	agentURL rollout.AgentURLs
 	capture  []*capture.Store
 	tokens   *rollout.TokenCapture
 	trackers *export.Trackers
 }
 
 func runEvalRun(ctx context.Context, opts *runOptions) error {
-	f := opts.f
 	if opts.noServe && opts.config.builtinServers != "" {
 		return usageErrorf("--builtin-servers chooses how gym starts servers; with --no-serve it starts none")
 	}
-	if f.ErrIsTerminal && !opts.jsonProgress {
+	if opts.IO.IsStderrTTY() && !opts.jsonProgress {
 		// The bar, server lines, the rollout log and retry warnings all
 		// write to stderr: one Screen owns the terminal, so no line lands
 		// on the bar.
-		screen := progress.NewScreen(f.IO.ErrOut)
-		shared := *f
-		shared.IO.ErrOut = screen
-		opts.f, f = &shared, &shared
+		screen := progress.NewScreen(opts.IO.ErrOut)
+		shared := *opts
+		shared.IO = opts.IO.WithErrOut(screen)
+		opts = &shared
 		defer screen.Flush()
 	}
-	res, roots, err := f.loadConfig(ctx, &opts.config, opts.globals.verbose, opts.tokens(), opts.passthrough, config.Request{})
+	res, roots, err := opts.ws.loadConfig(ctx, opts.IO.ErrOut, &opts.config, opts.globals.verbose, opts.tokens(), opts.passthrough, config.Request{})
 	if err != nil {
 		return err
 	}
-	s := settings{res}
-	output, err := s.str(keyOutput)
+	s := config.Settings{Result: res}
+	es, err := rollout.ReadEvalSettings(s, opts.noServe)
 	if err != nil {
 		return err
 	}
-	split, err := s.str(keySplit)
-	if err != nil {
-		return err
-	}
-	var missing []string
-	if output == "" {
-		missing = append(missing, keyOutput)
-	}
-	if !opts.noServe && split == "" {
-		missing = append(missing, keySplit)
-	}
-	if len(missing) > 0 {
-		return missingConfig(missing...)
-	}
-	if driver, _ := s.str(keyDriver); driver != "" {
-		return fmt.Errorf("%s=%s names a Python collection function; gym collects natively and cannot call it", keyDriver, driver)
-	}
-	if n, _ := s.node(keySkills); n != nil {
-		return fmt.Errorf("%s is set, but gym does not support agent skills yet; remove it to collect without them", keySkills)
-	}
-	run := &evalRun{f: f, res: res, roots: roots, s: s, output: roots.abs(output)}
-	if run.resume, err = s.boolean(keyResume); err != nil {
-		return err
-	}
-	if run.shard, err = readShard(s); err != nil {
-		return err
-	}
+	run := &evalRun{opts: opts, res: res, roots: roots, settings: es, output: roots.abs(es.Output)}
 	// Checked before any server starts: the model servers refuse the same
 	// settings.
-	if run.tokens, err = tokenCapture(s); err != nil {
+	if run.tokens, err = rollout.TokenCaptureFrom(s); err != nil {
 		return err
 	}
-	if run.capture, err = captureStores(s); err != nil {
+	if run.capture, err = rollout.CaptureStores(s); err != nil {
 		return err
 	}
-	if run.trackers, err = export.FromConfig(s.node); err != nil {
+	if run.trackers, err = export.FromConfig(s.Node); err != nil {
 		return err
 	}
-	for _, k := range rollout.NeMoGymOnlyKeys {
-		if n, _ := s.node(k); n != nil {
-			fmt.Fprintf(f.IO.ErrOut, "Warning: %s is set, but it is a NeMo Gym collection setting gym does not implement; it has no effect here\n", k)
-		}
+	for _, k := range es.Ignored {
+		fmt.Fprintf(opts.IO.ErrOut, "Warning: %s is set, but it is a NeMo Gym collection setting gym does not implement; it has no effect here\n", k)
 	}
-	if run.client, err = rolloutClient(f, s); err != nil {
-		return err
-	}
+	runToken, _ := opts.ws.LookupEnv(server.RunTokenEnv)
+	run.client = es.NewClient(res, runToken, opts.IO.ErrOut)
 	if opts.noServe {
-		input, err := s.str(keyInput)
-		if err != nil {
-			return err
-		}
-		if input == "" {
-			return missingConfig(keyInput)
-		}
-		run.agentURL = headAgentURLs(res, run.client)
-		return run.tracked(ctx, func() error { return run.collect(ctx, opts, roots.resolveExisting(input), "--input") })
+		run.agentURL = rollout.HeadAgentURLs(res, run.client)
+		return run.tracked(ctx, func() error { return run.collect(ctx, roots.resolveExisting(es.Input), "--input") })
 	}
-	return run.tracked(ctx, func() error { return run.endToEnd(ctx, opts, split) })
+	return run.tracked(ctx, func() error { return run.endToEnd(ctx) })
 }
 
 // tracked runs the evaluation inside its tracker run (MLflow), which gets
 // the config (secrets masked) first and the evaluation's outcome last.
 func (r *evalRun) tracked(ctx context.Context, evaluate func() error) error {
-	r.trackers.Warn = r.f.IO.ErrOut
-	if r.shard.Count > 1 && r.trackers.MLflow != nil {
-		fmt.Fprintf(r.f.IO.ErrOut, "Note: shard %s is not tracked in MLflow on its own; gym eval aggregate, which merges the shards, tracks the evaluation\n", r.shard)
+	errOut := r.opts.IO.ErrOut
+	r.trackers.Warn = errOut
+	if r.settings.Shard.Count > 1 && r.trackers.MLflow != nil {
+		fmt.Fprintf(errOut, "Note: shard %s is not tracked in MLflow on its own; gym eval aggregate, which merges the shards, tracks the evaluation\n", r.settings.Shard)
 		r.trackers.MLflow = nil
 	}
 	if masked, err := r.res.Resolved(true); err == nil {
@@ -309,8 +243,8 @@ func (r *evalRun) tracked(ctx context.Context, evaluate func() error) error {
 }
 
 // endToEnd collates the split, starts the servers, collects and stops.
-func (r *evalRun) endToEnd(ctx context.Context, opts *runOptions, split string) error {
-	f := r.f
+func (r *evalRun) endToEnd(ctx context.Context) error {
+	errOut, split := r.opts.IO.ErrOut, r.settings.Split
 	if len(r.res.Instances) == 0 {
 		return errors.New("no server instances are configured: give --benchmark, --environment, --resources-server or --config so there is something to run")
 	}
@@ -323,14 +257,10 @@ func (r *evalRun) endToEnd(ctx context.Context, opts *runOptions, split string) 
 		return err
 	}
 	collated := rollout.CollatePath(r.output, split)
-	reuse, err := r.s.boolean(keyReuseCollation)
-	if err != nil {
-		return err
-	}
-	if _, statErr := os.Stat(collated); reuse && statErr == nil {
-		fmt.Fprintf(f.IO.ErrOut, "Reusing the collated data in %s (%s=true)\n", collated, keyReuseCollation)
+	if _, statErr := os.Stat(collated); r.settings.ReuseCollation && statErr == nil {
+		fmt.Fprintf(errOut, "Reusing the collated data in %s (%s=true)\n", collated, rollout.KeyReuseCollation)
 	} else {
-		fmt.Fprintf(f.IO.ErrOut, "Collating the %s datasets into %s\n", split, collated)
+		fmt.Fprintf(errOut, "Collating the %s datasets into %s\n", split, collated)
 		if err := rollout.Collate(ctx, rollout.CollateOptions{
 			Datasets: datasets, Split: split, OutputPath: collated, Resolve: r.roots.find,
 		}); err != nil {
@@ -339,7 +269,7 @@ func (r *evalRun) endToEnd(ctx context.Context, opts *runOptions, split string) 
 	}
 
 	// Server lines go to stderr, plain: stdout carries the results.
-	lopts, err := f.launchOptions(r.res, r.roots, f.IO.ErrOut, false, defaultShutdownGrace)
+	lopts, err := r.opts.ws.launchOptions(r.res, r.roots, errOut, false, defaultShutdownGrace)
 	if err != nil {
 		return err
 	}
@@ -347,7 +277,7 @@ func (r *evalRun) endToEnd(ctx context.Context, opts *runOptions, split string) 
 	defer cancel(nil)
 	l, err := launcher.Start(ctx, lopts)
 	if errors.Is(err, context.Canceled) {
-		fmt.Fprintln(f.IO.ErrOut, "Interrupted while starting the servers; every server stopped.")
+		fmt.Fprintln(errOut, "Interrupted while starting the servers; every server stopped.")
 		return err
 	}
 	if err != nil {
@@ -364,8 +294,8 @@ func (r *evalRun) endToEnd(ctx context.Context, opts *runOptions, split string) 
 			cancel(err)
 		}
 	}()
-	r.agentURL = configAgentURLs(r.res.Config)
-	err = r.collect(ctx, opts, collated, "collated "+split+" data")
+	r.agentURL = rollout.ConfigAgentURLs(r.res.Config)
+	err = r.collect(ctx, collated, "collated "+split+" data")
 	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
 		return cause
 	}
@@ -373,258 +303,48 @@ func (r *evalRun) endToEnd(ctx context.Context, opts *runOptions, split string) 
 }
 
 // collect materializes, collects and aggregates.
-func (r *evalRun) collect(ctx context.Context, opts *runOptions, input, inputFlag string) error {
-	f, s := r.f, r.s
-	mo := rollout.MaterializeOptions{InputPath: input, InputFlag: inputFlag, Warnings: f.IO.ErrOut}
-	var err error
-	if mo.AgentName, err = s.str(keyAgent); err != nil {
-		return err
+func (r *evalRun) collect(ctx context.Context, input, inputFlag string) error {
+	ios, es := r.opts.IO, r.settings
+	mo := rollout.MaterializeOptions{
+		InputPath: input, InputFlag: inputFlag, Warnings: ios.ErrOut,
+		AgentName: es.Agent, Limit: es.Limit, Shard: es.Shard, Repeats: es.Repeats,
+		AddSeed: es.AddSeed, Overrides: es.Overrides,
 	}
-	if mo.Limit, err = s.integer(keyLimit, 0); err != nil {
-		return err
-	}
-	if mo.Limit < 0 {
-		return fmt.Errorf("invalid configuration: %s must not be negative, got %d", keyLimit, mo.Limit)
-	}
-	mo.Shard = r.shard
-	if mo.Repeats, err = r.repeats(); err != nil {
-		return err
-	}
-	if mo.AddSeed, err = s.boolean(keyAddSeed); err != nil {
-		return err
-	}
-	if mo.Overrides, err = s.object(keyParams); err != nil {
-		return err
-	}
-	promptPath, err := s.str(keyPromptConfig)
-	if err != nil {
-		return err
-	}
-	if promptPath != "" {
-		if mo.Prompt, err = rollout.LoadPrompt(r.roots.resolveExisting(promptPath)); err != nil {
+	if es.PromptConfig != "" {
+		var err error
+		if mo.Prompt, err = rollout.LoadPrompt(r.roots.resolveExisting(es.PromptConfig)); err != nil {
 			return err
 		}
 	}
-	concurrency, err := s.integer(keyConcurrency, defaultConcurrency)
-	if err != nil {
-		return err
-	}
-	if concurrency < 1 {
-		return fmt.Errorf("invalid configuration: %s must be at least 1, got %d", keyConcurrency, concurrency)
-	}
-	disable, err := s.boolean(keyDisableAggregation)
-	if err != nil {
-		return err
-	}
 	var agg rollout.Aggregator
-	if !disable {
+	if !es.DisableAggregation {
 		agg = rollout.AgentServers{Client: r.client, AgentURL: r.agentURL}
 	}
-	mode := progress.Plain
-	switch {
-	case opts.jsonProgress:
-		mode = progress.JSON
-	case f.ErrIsTerminal:
-		mode = progress.Terminal
-	}
-	_, err = rollout.Run(ctx, rollout.RunOptions{
-		Paths:       rollout.PathsFor(r.output),
+	paths := rollout.PathsFor(r.output)
+	_, err := rollout.Run(ctx, rollout.RunOptions{
+		Paths:       paths,
 		Materialize: mo,
 		Collect: rollout.CollectOptions{
-			MaxAttempts: maxAttempts(f),
-			Concurrency: concurrency,
+			MaxAttempts: rollout.MaxAttempts(r.opts.ws.LookupEnv, ios.ErrOut),
+			Concurrency: es.Concurrency,
 			AgentURL:    r.agentURL,
 			Client:      r.client,
-			Progress:    progress.New(progress.Options{Out: f.IO.ErrOut, Mode: mode, Title: "Collecting rollouts"}),
-			Log:         f.IO.ErrOut,
+			Progress:    progress.New(progress.Options{Out: ios.ErrOut, Mode: ios.ProgressMode(r.opts.jsonProgress), Title: "Collecting rollouts"}),
+			Log:         ios.ErrOut,
 			Capture:     r.capture,
 			Tokens:      r.tokens,
 		},
-		Resume:     r.resume,
+		Resume:     es.Resume,
 		Aggregator: agg,
-		Out:        f.IO.Out,
-		Log:        f.IO.ErrOut,
+		Out:        ios.Out,
+		Log:        ios.ErrOut,
 	})
 	if errors.Is(err, context.Canceled) {
-		fmt.Fprintf(f.IO.ErrOut, "Interrupted: the finished rollouts are in %s; run the same command with --resume to finish.\n", r.output)
+		fmt.Fprintf(ios.ErrOut, "Interrupted: the finished rollouts are in %s; run the same command with --resume to finish.\n", r.output)
 	}
 	var failures *rollout.RequestFailuresError
 	if err == nil || errors.As(err, &failures) {
-		paths := rollout.PathsFor(r.output)
 		r.trackers.Report(context.WithoutCancel(ctx), paths.Output, paths.Metrics)
 	}
 	return err
-}
-
-// readShard reads shard, the I/N of --shard; unset is the whole run. It is
-// read before anything is collated or started, so a bad value costs
-// nothing.
-func readShard(s settings) (rollout.Shard, error) {
-	n, err := s.node(keyShard)
-	if err != nil || n == nil {
-		return rollout.Shard{}, err
-	}
-	text := describeValue(n)
-	if n.Kind == tree.String {
-		text = n.Str
-	}
-	shard, err := rollout.ParseShard(text)
-	if err != nil {
-		return rollout.Shard{}, usageErrorf("invalid configuration: %s (--shard) is %s: %v", keyShard, describeValue(n), err)
-	}
-	return shard, nil
-}
-
-// repeats reads num_repeats: an int, or a map of agent → int with _default.
-func (r *evalRun) repeats() (rollout.Repeats, error) {
-	n, err := r.s.node(keyNumRepeats)
-	if err != nil || n == nil {
-		return rollout.Repeats{All: 1}, err
-	}
-	if n.Kind == tree.Map {
-		per := map[string]int{}
-		for _, e := range n.Entries {
-			switch {
-			case e.Value.Kind == tree.Null:
-				per[e.Key] = 1
-			case e.Value.Kind == tree.Int && e.Value.Int >= 1:
-				per[e.Key] = int(e.Value.Int)
-			default:
-				return rollout.Repeats{}, fmt.Errorf("invalid configuration: %s.%s must be an integer of at least 1, got %s", keyNumRepeats, e.Key, describeValue(e.Value))
-			}
-		}
-		return rollout.Repeats{PerAgent: per}, nil
-	}
-	v, err := r.s.integer(keyNumRepeats, 1)
-	if err != nil {
-		return rollout.Repeats{}, err
-	}
-	if v < 1 {
-		return rollout.Repeats{}, fmt.Errorf("invalid configuration: %s must be at least 1, got %d", keyNumRepeats, v)
-	}
-	return rollout.Repeats{All: v}, nil
-}
-
-// rolloutClient is the client of agents' /run and /aggregate_metrics, with
-// the per-rollout timeout and retries the config sets.
-func rolloutClient(f *Factory, s settings) (*server.Client, error) {
-	timeout, err := s.number(keyTimeout, defaultTimeout.Seconds())
-	if err != nil {
-		return nil, err
-	}
-	retries, err := s.integer(keyMaxRetries, defaultMaxRetries)
-	if err != nil {
-		return nil, err
-	}
-	if timeout < 0 || retries < 0 {
-		return nil, fmt.Errorf("invalid configuration: %s and %s must not be negative", keyTimeout, keyMaxRetries)
-	}
-	if retries == 0 {
-		retries = -1 // the client reads 0 as "its default"
-	}
-	// From another machine, the run's servers answer only with its token.
-	token, _ := f.LookupEnv(server.RunTokenEnv)
-	return server.NewClient(server.ClientOptions{
-		Timeout:    time.Duration(timeout * float64(time.Second)),
-		MaxRetries: retries,
-		RunToken:   token,
-		RunServers: server.RunServers(s.res.Config, s.res.LookupEnv),
-		Logger:     slog.New(slog.NewTextHandler(f.IO.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn})),
-	}), nil
-}
-
-// maxAttempts reads NEMO_GYM_MAX_ROLLOUT_ATTEMPTS; a bad value warns and
-// falls back to 3, as in NeMo Gym.
-func maxAttempts(f *Factory) int {
-	v, ok := f.LookupEnv(maxAttemptsEnv)
-	if !ok || v == "" {
-		return defaultMaxAttempts
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(v))
-	if err != nil || n < 1 {
-		fmt.Fprintf(f.IO.ErrOut, "Warning: %s=%q is not a positive integer; using %d\n", maxAttemptsEnv, v, defaultMaxAttempts)
-		return defaultMaxAttempts
-	}
-	return n
-}
-
-// configAgentURLs finds agents in a config whose ports are assigned.
-func configAgentURLs(global *tree.Node) func(context.Context, string) (string, error) {
-	var cache sync.Map
-	return func(_ context.Context, agent string) (string, error) {
-		if u, ok := cache.Load(agent); ok {
-			return u.(string), nil
-		}
-		if n := global.Get(agent); n == nil || n.Kind != tree.Map || n.Get("responses_api_agents") == nil {
-			var known []string
-			for _, e := range global.Entries {
-				if e.Value.Kind == tree.Map && e.Value.Get("responses_api_agents") != nil {
-					known = append(known, e.Key)
-				}
-			}
-			return "", fmt.Errorf("no agent server instance is named %q; the config has %s.%s", agent, strings.Join(known, ", "), resolve.DidYouMean(agent, known))
-		}
-		u, err := server.ServerURL(global, agent)
-		if err != nil {
-			return "", err
-		}
-		cache.Store(agent, u)
-		return u, nil
-	}
-}
-
-// headAgentURLs finds agents through the head server of servers started by
-// `gym env start`, as NeMo Gym's --no-serve collector does.
-func headAgentURLs(res *config.Result, client *server.Client) func(context.Context, string) (string, error) {
-	var (
-		once   sync.Once
-		lookup func(context.Context, string) (string, error)
-		err    error
-	)
-	return func(ctx context.Context, agent string) (string, error) {
-		once.Do(func() {
-			var global *tree.Node
-			global, err = launcher.NewHeadClient(res).Config(ctx)
-			if err == nil {
-				lookup = configAgentURLs(global)
-				// The servers are the head server's, which the local config
-				// may not name: they get the run token (if any) too.
-				client.TrustServers(server.RunServers(global, res.LookupEnv))
-			}
-		})
-		if err != nil {
-			return "", err
-		}
-		return lookup(ctx, agent)
-	}
-}
-
-// abs makes a path the user typed absolute against the working directory.
-func (r commandRoots) abs(p string) string {
-	if filepath.IsAbs(p) {
-		return p
-	}
-	return filepath.Join(r.cwd, p)
-}
-
-// resolveExisting finds a read path over the search roots; a path found
-// nowhere comes back anchored at the working directory, so errors name
-// the user's own location.
-func (r commandRoots) resolveExisting(p string) string {
-	if found := r.find(p); found != "" {
-		return found
-	}
-	return r.abs(p)
-}
-
-// find is where a read path exists over the search roots; "" if nowhere.
-func (r commandRoots) find(p string) string {
-	found := r.Roots.Resolve(p)
-	if !filepath.IsAbs(found) {
-		found = filepath.Join(r.cwd, found)
-	}
-	if _, err := os.Stat(found); err == nil {
-		return found
-	}
-	return ""
 }

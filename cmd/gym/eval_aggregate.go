@@ -2,24 +2,22 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/tidwall/gjson"
 
 	"github.com/nemo-gym-go/gym/internal/config"
 	"github.com/nemo-gym-go/gym/internal/export"
-	"github.com/nemo-gym-go/gym/internal/resources"
+	"github.com/nemo-gym-go/gym/internal/iostreams"
 	"github.com/nemo-gym-go/gym/internal/rollout"
 	"github.com/nemo-gym-go/gym/internal/server"
 )
 
 type aggregateOptions struct {
-	f           *Factory
+	IO          *iostreams.IOStreams
+	ws          *workspace
 	globals     *globalFlags
 	config      configFlags
 	inputs      string
@@ -28,8 +26,11 @@ type aggregateOptions struct {
 	passthrough []string
 }
 
-func newCmdEvalAggregate(f *Factory, g *globalFlags) *cobra.Command {
-	opts := &aggregateOptions{f: f, globals: g}
+func newCmdEvalAggregate(f *Factory, g *globalFlags, runF func(context.Context, *aggregateOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = runEvalAggregate
+	}
+	opts := &aggregateOptions{IO: f.IOStreams, ws: f.Workspace, globals: g}
 	cmd := &cobra.Command{
 		Use:   "aggregate -i GLOB[,GLOB...] -o OUT [flags] [+key=value ...]",
 		Short: "Merge rollout shards and compute their aggregate metrics",
@@ -47,7 +48,7 @@ With --servers, running servers (gym env start) compute them, as in NeMo Gym.`,
   gym eval aggregate --benchmark mcqa_example -i 'results/shard_*.jsonl' -o results/all.jsonl`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.passthrough = args
-			return runEvalAggregate(cmd.Context(), opts)
+			return runF(cmd.Context(), opts)
 		},
 	}
 	opts.config.register(cmd.Flags())
@@ -58,7 +59,6 @@ With --servers, running servers (gym env start) compute them, as in NeMo Gym.`,
 }
 
 func runEvalAggregate(ctx context.Context, opts *aggregateOptions) error {
-	f := opts.f
 	var missing []string
 	if opts.inputs == "" {
 		missing = append(missing, "input")
@@ -67,15 +67,15 @@ func runEvalAggregate(ctx context.Context, opts *aggregateOptions) error {
 		missing = append(missing, "output")
 	}
 	if len(missing) > 0 {
-		return missingConfig(missing...)
+		return &config.MissingSettingsError{Keys: missing}
 	}
-	res, roots, err := f.loadConfig(ctx, &opts.config, opts.globals.verbose, nil, opts.passthrough, config.Request{Seed: dummyPolicy()})
+	res, roots, err := opts.ws.loadConfig(ctx, opts.IO.ErrOut, &opts.config, opts.globals.verbose, nil, opts.passthrough, config.Request{Seed: dummyPolicy()})
 	if err != nil {
 		return err
 	}
-	s := settings{res}
+	s := config.Settings{Result: res}
 	merge := true
-	if n, _ := s.node("merge_shards"); n != nil {
+	if n, _ := s.Node("merge_shards"); n != nil {
 		merge = config.Truthy(n)
 	}
 	files, skipped, err := expandGlobs(opts.inputs, roots)
@@ -83,7 +83,7 @@ func runEvalAggregate(ctx context.Context, opts *aggregateOptions) error {
 		return err
 	}
 	if len(skipped) > 0 {
-		fmt.Fprintf(f.IO.ErrOut, "Note: skipped %d of gym's own side files the globs matched: %s\n", len(skipped), strings.Join(skipped, ", "))
+		fmt.Fprintf(opts.IO.ErrOut, "Note: skipped %d of gym's own side files the globs matched: %s\n", len(skipped), strings.Join(skipped, ", "))
 	}
 	output := roots.abs(opts.output)
 	if merge {
@@ -91,9 +91,9 @@ func runEvalAggregate(ctx context.Context, opts *aggregateOptions) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(f.IO.Out, "Merged %d rollouts from %d files into %s:\n", n, len(files), output)
+		fmt.Fprintf(opts.IO.Out, "Merged %d rollouts from %d files into %s:\n", n, len(files), output)
 		for _, file := range files {
-			fmt.Fprintf(f.IO.Out, "  %s\n", file)
+			fmt.Fprintf(opts.IO.Out, "  %s\n", file)
 		}
 	}
 	// The metrics cover what was merged: OUT may itself be among the
@@ -107,27 +107,29 @@ func runEvalAggregate(ctx context.Context, opts *aggregateOptions) error {
 	}
 	var agg rollout.Aggregator
 	if opts.servers {
-		client, err := rolloutClient(f, s)
+		cs, err := rollout.ReadClientSettings(s)
 		if err != nil {
 			return err
 		}
-		agg = rollout.AgentServers{Client: client, AgentURL: headAgentURLs(res, client)}
+		runToken, _ := opts.ws.LookupEnv(server.RunTokenEnv)
+		client := cs.NewClient(res, runToken, opts.IO.ErrOut)
+		agg = rollout.AgentServers{Client: client, AgentURL: rollout.HeadAgentURLs(res, client)}
 	} else {
-		agg = rollout.InProcess{Handler: inProcessMetrics(res, f)}
+		agg = rollout.InProcess{Handler: rollout.ResourcesServerMetrics(res, opts.ws.LookupEnv, opts.IO.ErrOut)}
 	}
-	trackers, err := export.FromConfig(s.node)
+	trackers, err := export.FromConfig(s.Node)
 	if err != nil {
 		return err
 	}
 	path := rollout.PathsFor(output).Metrics
-	if _, err := rollout.WriteAggregateMetrics(ctx, rows, agg, path, f.IO.Out); err != nil {
+	if _, err := rollout.WriteAggregateMetrics(ctx, rows, agg, path, opts.IO.Out); err != nil {
 		return err
 	}
-	fmt.Fprintf(f.IO.Out, "Aggregate metrics: %s\n", path)
+	fmt.Fprintf(opts.IO.Out, "Aggregate metrics: %s\n", path)
 	// The merged evaluation is what a tracker gets: the shards of a
 	// sharded run are not tracked on their own.
 	if trackers.MLflow != nil {
-		trackers.Warn = f.IO.ErrOut
+		trackers.Warn = opts.IO.ErrOut
 		if masked, err := res.Resolved(true); err == nil {
 			trackers.Start(ctx, masked)
 		}
@@ -175,83 +177,4 @@ func expandGlobs(list string, roots commandRoots) (files, skipped []string, err 
 		return nil, nil, fmt.Errorf("--input %q matches no rollouts file", list)
 	}
 	return files, skipped, nil
-}
-
-// inProcessMetrics builds, for an agent, the /aggregate_metrics handler of
-// its resources server from the config, in this process. Without one, it
-// falls back to the baseline statistics every resources server computes.
-func inProcessMetrics(res *config.Result, f *Factory) func(agent string) (http.Handler, error) {
-	dict := config.Dump(res.Config)
-	return func(agent string) (http.Handler, error) {
-		rs, why := resourcesServerOf(res, agent)
-		if why == "" {
-			factory, ok := server.Lookup(rs.Type + "/" + rs.Implementation)
-			if ok {
-				env := map[string]string{config.ConfigDictEnv: dict, config.ConfigPathEnv: rs.Name}
-				rt, err := server.FromEnv(func(k string) (string, bool) {
-					if v, ok := env[k]; ok {
-						return v, true
-					}
-					return f.LookupEnv(k)
-				})
-				if err != nil {
-					return nil, err
-				}
-				return factory(rt)
-			}
-			why = fmt.Sprintf("its resources server %s (%s) is not built into gym", rs.Name, rs.Implementation)
-		}
-		fmt.Fprintf(f.IO.ErrOut, "Warning: agent %s: %s; computing the baseline reward statistics only (use --servers with the servers running for its own metrics)\n", agent, why)
-		return baselineMetrics{}, nil
-	}
-}
-
-// resourcesServerOf finds the resources server instance an agent uses, or
-// says why it cannot.
-func resourcesServerOf(res *config.Result, agent string) (*config.Instance, string) {
-	var ref string
-	for _, in := range res.Instances {
-		if in.Name != agent {
-			continue
-		}
-		if n := in.Config.Get("resources_server"); n != nil {
-			if name := n.Get("name"); name != nil {
-				ref = name.Str
-			}
-		}
-		if ref == "" {
-			return nil, "its config names no resources_server"
-		}
-		for _, rs := range res.Instances {
-			if rs.Name == ref && rs.Type == "resources_servers" {
-				return rs, ""
-			}
-		}
-		return nil, fmt.Sprintf("its resources server %s is not in the config", ref)
-	}
-	return nil, "the config has no agent of that name (give the --benchmark or --config the rollouts came from)"
-}
-
-// baselineMetrics answers /aggregate_metrics with RewardProfiler's
-// statistics and no benchmark-specific metrics.
-type baselineMetrics struct{}
-
-func (baselineMetrics) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		VerifyResponses []json.RawMessage `json:"verify_responses"`
-	}
-	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
-		http.Error(w, err.Error(), http.StatusUnprocessableEntity)
-		return
-	}
-	m, err := resources.Aggregate(body.VerifyResponses, resources.MetricsHooks{})
-	if err == nil {
-		var out []byte
-		if out, err = json.Marshal(m); err == nil && gjson.ValidBytes(out) {
-			w.Header().Set("Content-Type", "application/json")
-			w.Write(out)
-			return
-		}
-	}
-	http.Error(w, err.Error(), http.StatusInternalServerError)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -8,11 +9,23 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nemo-gym-go/gym/internal/export"
+	"github.com/nemo-gym-go/gym/internal/iostreams"
 )
 
-func newCmdEvalExport(f *Factory) *cobra.Command {
-	var format, input, output, session, agentVersion string
-	var strict bool
+// exportOptions are the inputs of `gym eval export`.
+type exportOptions struct {
+	IO                                           *iostreams.IOStreams
+	ws                                           *workspace
+	version                                      string
+	format, input, output, session, agentVersion string
+	strict                                       bool
+}
+
+func newCmdEvalExport(f *Factory, runF func(context.Context, *exportOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = runEvalExport
+	}
+	opts := &exportOptions{IO: f.IOStreams, ws: f.Workspace, version: f.Version}
 	cmd := &cobra.Command{
 		Use:   "export --format atif -i ROLLOUTS.jsonl -o DIR [--strict]",
 		Short: "Export rollouts as ATIF trajectories",
@@ -32,45 +45,48 @@ row, the item and the field. Every row converts, or nothing is written.`,
   gym eval export --format atif -i results/r.jsonl -o results/atif --strict`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if format != "atif" {
-				return usageErrorf("argument --format: invalid choice: %q (choose from 'atif')", format)
+			if opts.format != "atif" {
+				return usageErrorf("argument --format: invalid choice: %q (choose from 'atif')", opts.format)
 			}
 			var missing []string
-			if input == "" {
+			if opts.input == "" {
 				missing = append(missing, "--rollouts/-i")
 			}
-			if output == "" {
+			if opts.output == "" {
 				missing = append(missing, "--output-dir/-o")
 			}
 			if len(missing) > 0 {
 				return usageErrorf("the following arguments are required: %s", strings.Join(missing, ", "))
 			}
-			cwd, err := f.Getwd()
-			if err != nil {
-				return err
-			}
-			abs := func(p string) string {
-				if filepath.IsAbs(p) {
-					return p
-				}
-				return filepath.Join(cwd, p)
-			}
-			if session == "" {
-				session = strings.TrimSuffix(filepath.Base(input), filepath.Ext(input))
-			}
-			n, err := export.ExportATIF(abs(input), abs(output), export.ATIFOptions{SessionID: session, AgentVersion: agentVersion, ExporterVersion: f.Version, Strict: strict})
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(f.IO.Out, "Exported %d ATIF trajectory file(s) to %s\nManifest: %s\n", n, abs(output), filepath.Join(abs(output), "manifest.jsonl"))
-			return nil
+			return runF(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "atif", "output trajectory format (atif)")
-	cmd.Flags().StringVarP(&input, "rollouts", "i", "", "the rollouts JSONL to export")
-	cmd.Flags().StringVarP(&output, "output-dir", "o", "", "new directory for the trajectories")
-	cmd.Flags().StringVar(&session, "session-id", "", "identifier of the evaluation run (default: the rollouts file's name)")
-	cmd.Flags().StringVar(&agentVersion, "agent-version", "unknown", "version of the agent that produced the rollouts")
-	cmd.Flags().BoolVar(&strict, "strict", false, "refuse what ATIF cannot represent instead of keeping it under extra")
+	cmd.Flags().StringVar(&opts.format, "format", "atif", "output trajectory format (atif)")
+	cmd.Flags().StringVarP(&opts.input, "rollouts", "i", "", "the rollouts JSONL to export")
+	cmd.Flags().StringVarP(&opts.output, "output-dir", "o", "", "new directory for the trajectories")
+	cmd.Flags().StringVar(&opts.session, "session-id", "", "identifier of the evaluation run (default: the rollouts file's name)")
+	cmd.Flags().StringVar(&opts.agentVersion, "agent-version", "unknown", "version of the agent that produced the rollouts")
+	cmd.Flags().BoolVar(&opts.strict, "strict", false, "refuse what ATIF cannot represent instead of keeping it under extra")
 	return cmd
+}
+
+func runEvalExport(_ context.Context, opts *exportOptions) error {
+	cwd, err := opts.ws.Getwd()
+	if err != nil {
+		return err
+	}
+	roots := commandRoots{cwd: cwd}
+	session := opts.session
+	if session == "" {
+		session = strings.TrimSuffix(filepath.Base(opts.input), filepath.Ext(opts.input))
+	}
+	output := roots.abs(opts.output)
+	n, err := export.ExportATIF(roots.abs(opts.input), output, export.ATIFOptions{
+		SessionID: session, AgentVersion: opts.agentVersion, ExporterVersion: opts.version, Strict: opts.strict,
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(opts.IO.Out, "Exported %d ATIF trajectory file(s) to %s\nManifest: %s\n", n, output, filepath.Join(output, "manifest.jsonl"))
+	return nil
 }

@@ -13,20 +13,26 @@ import (
 
 	"github.com/nemo-gym-go/gym/internal/config"
 	"github.com/nemo-gym-go/gym/internal/hub"
+	"github.com/nemo-gym-go/gym/internal/iostreams"
 	"github.com/nemo-gym-go/gym/internal/prepare"
 	"github.com/nemo-gym-go/gym/internal/python"
 	"github.com/nemo-gym-go/gym/internal/rollout"
+	"github.com/nemo-gym-go/gym/internal/server"
 )
 
 type prepareOptions struct {
-	f           *Factory
+	IO          *iostreams.IOStreams
+	ws          *workspace
 	globals     *globalFlags
 	config      configFlags
 	passthrough []string
 }
 
-func newCmdEvalPrepare(f *Factory, g *globalFlags) *cobra.Command {
-	opts := &prepareOptions{f: f, globals: g}
+func newCmdEvalPrepare(f *Factory, g *globalFlags, runF func(context.Context, *prepareOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = runEvalPrepare
+	}
+	opts := &prepareOptions{IO: f.IOStreams, ws: f.Workspace, globals: g}
 	cmd := &cobra.Command{
 		Use:   "prepare [flags] [+key=value ...]",
 		Short: "Prepare the data of benchmarks before they run",
@@ -52,7 +58,7 @@ is prepared.`,
   gym eval prepare --benchmark gsm8k +use_cached_prepared_benchmarks=true`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.passthrough = args
-			return runEvalPrepare(cmd.Context(), opts)
+			return runF(cmd.Context(), opts)
 		},
 	}
 	opts.config.register(cmd.Flags())
@@ -70,17 +76,21 @@ type benchmarkPlan struct {
 }
 
 func runEvalPrepare(ctx context.Context, opts *prepareOptions) error {
-	f := opts.f
-	res, roots, err := f.loadConfig(ctx, &opts.config, opts.globals.verbose, nil, opts.passthrough, config.Request{Seed: dummyPolicy(), Offline: true})
+	ios, ws := opts.IO, opts.ws
+	res, roots, err := ws.loadConfig(ctx, ios.ErrOut, &opts.config, opts.globals.verbose, nil, opts.passthrough, config.Request{Seed: dummyPolicy(), Offline: true})
 	if err != nil {
 		return err
 	}
-	s := settings{res}
-	cached, err := s.boolean("use_cached_prepared_benchmarks")
+	s := config.Settings{Result: res}
+	cached, err := s.Bool("use_cached_prepared_benchmarks")
 	if err != nil {
 		return err
 	}
-	args, err := s.object("prepare_script_args")
+	argsNode, err := s.Node("prepare_script_args")
+	if err != nil {
+		return err
+	}
+	args, err := server.ObjectJSON("prepare_script_args", argsNode)
 	if err != nil {
 		return err
 	}
@@ -147,7 +157,7 @@ func runEvalPrepare(ctx context.Context, opts *prepareOptions) error {
 			continue
 		}
 		p.root = rootOf(p.script, p.d.PrepareScript)
-		p.python = python.System(f.LookPath)
+		p.python = python.System(ws.LookPath)
 		if p.python == "" && p.data == "" {
 			problems = append(problems, fmt.Sprintf("%s: its prepare_script %s needs Python, and neither python3 nor python is on PATH; install Python, or put the prepared rows at %s", p.d.Name, p.d.PrepareScript, p.d.JSONLPath))
 		}
@@ -158,34 +168,34 @@ func runEvalPrepare(ctx context.Context, opts *prepareOptions) error {
 
 	var hubClient *hub.Client
 	if slices.ContainsFunc(plans, func(p benchmarkPlan) bool { return p.recipe != nil }) {
-		if hubClient, err = newHubClient(f, s); err != nil {
+		if hubClient, err = newHubClient(ws, ios, s); err != nil {
 			return err
 		}
 	}
 	for _, p := range plans {
-		fmt.Fprintf(f.IO.Out, "Preparing benchmark: %s\n", p.d.Name)
+		fmt.Fprintf(ios.Out, "Preparing benchmark: %s\n", p.d.Name)
 		switch {
 		case cached && p.data != "":
-			fmt.Fprintf(f.IO.Out, "Using the prepared data (use_cached_prepared_benchmarks=true)\n")
+			fmt.Fprintf(ios.Out, "Using the prepared data (use_cached_prepared_benchmarks=true)\n")
 		case p.recipe != nil:
-			fmt.Fprintf(f.IO.Out, "Downloading %s from the Hugging Face Hub (gym's port of %s from %s; no Python needed)\n", p.recipe.Source.Repo, p.d.PrepareScript, prepare.Ported)
-			data, _, err := prepare.Run(ctx, hubClient, *p.recipe, p.root, f.IO.Out)
+			fmt.Fprintf(ios.Out, "Downloading %s from the Hugging Face Hub (gym's port of %s from %s; no Python needed)\n", p.recipe.Source.Repo, p.d.PrepareScript, prepare.Ported)
+			data, _, err := prepare.Run(ctx, hubClient, *p.recipe, p.root, ios.Out)
 			if err != nil {
 				return fmt.Errorf("benchmark %s: %w", p.d.Name, err)
 			}
 			p.data = data
 		case p.script == "":
-			fmt.Fprintf(f.IO.Out, "The data is already there (it ships with the benchmark); nothing to run\n")
+			fmt.Fprintf(ios.Out, "The data is already there (it ships with the benchmark); nothing to run\n")
 		case p.python == "":
-			fmt.Fprintf(f.IO.ErrOut, "Warning: no Python to run %s; using the data already at %s\n", p.d.PrepareScript, p.data)
+			fmt.Fprintf(ios.ErrOut, "Warning: no Python to run %s; using the data already at %s\n", p.d.PrepareScript, p.data)
 		default:
-			data, err := runPrepareScript(ctx, f, p, args)
+			data, err := runPrepareScript(ctx, ws, ios, p, args)
 			if err != nil {
 				return err
 			}
 			p.data = data
 		}
-		fmt.Fprintf(f.IO.Out, "Benchmark data prepared at: %s\n", p.data)
+		fmt.Fprintf(ios.Out, "Benchmark data prepared at: %s\n", p.data)
 	}
 	return nil
 }
@@ -224,24 +234,24 @@ func rootOf(found, rel string) string {
 
 // newHubClient reaches the Hub as huggingface_hub would, with NeMo Gym's
 // hf_token, caching under cache_dir.
-func newHubClient(f *Factory, s settings) (*hub.Client, error) {
-	token, err := s.str("hf_token")
+func newHubClient(ws *workspace, ios *iostreams.IOStreams, s config.Settings) (*hub.Client, error) {
+	token, err := s.String("hf_token")
 	if err != nil {
 		return nil, err
 	}
-	cacheDir, err := s.str("cache_dir")
+	cacheDir, err := s.String("cache_dir")
 	if err != nil {
 		return nil, err
 	}
-	c := hub.FromEnv(f.Getenv, f.Getenv("HOME"), filepath.Join(cacheDir, "huggingface"), token)
-	c.Log = f.IO.ErrOut
+	c := hub.FromEnv(ws.Getenv, ws.Getenv("HOME"), filepath.Join(cacheDir, "huggingface"), token)
+	c.Log = ios.ErrOut
 	return c, nil
 }
 
-func runPrepareScript(ctx context.Context, f *Factory, p benchmarkPlan, args []byte) (string, error) {
+func runPrepareScript(ctx context.Context, ws *workspace, ios *iostreams.IOStreams, p benchmarkPlan, args []byte) (string, error) {
 	got, err := python.Prepare(ctx, python.PrepareRequest{
 		Interpreter: p.python, Root: p.root, Script: p.d.PrepareScript, ArgsJSON: args,
-		Environ: f.Environ(), Out: f.IO.ErrOut,
+		Environ: ws.Environ(), Out: ios.ErrOut,
 	})
 	var exit *python.ExitError
 	if errors.As(err, &exit) {

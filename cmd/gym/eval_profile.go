@@ -9,19 +9,27 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/nemo-gym-go/gym/internal/config"
+	"github.com/nemo-gym-go/gym/internal/config/override"
+	"github.com/nemo-gym-go/gym/internal/config/tree"
+	"github.com/nemo-gym-go/gym/internal/iostreams"
 	"github.com/nemo-gym-go/gym/internal/profile"
 )
 
 type profileOptions struct {
-	f            *Factory
+	IO           *iostreams.IOStreams
+	ws           *workspace
 	inputs       string
 	rollouts     string
 	allowPartial bool
 	html         string
 }
 
-func newCmdEvalProfile(f *Factory) *cobra.Command {
-	opts := &profileOptions{f: f}
+func newCmdEvalProfile(f *Factory, runF func(context.Context, *profileOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = runEvalProfile
+	}
+	opts := &profileOptions{IO: f.IOStreams, ws: f.Workspace}
 	cmd := &cobra.Command{
 		Use:   "profile --inputs MATERIALIZED --rollouts ROLLOUTS",
 		Short: "Reward statistics per task and per agent, offline from a run's files",
@@ -39,6 +47,9 @@ call.`,
 		Example: `  gym eval run --benchmark mcqa_example --model-type replay_model --split benchmark -o results/mcqa.jsonl
   gym eval profile --inputs results/mcqa_materialized_inputs.jsonl --rollouts results/mcqa.jsonl --html results/report.html`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := opts.readKeys(args); err != nil {
+				return err
+			}
 			var missing []string
 			if opts.inputs == "" {
 				missing = append(missing, "materialized_inputs_jsonl_fpath")
@@ -47,16 +58,9 @@ call.`,
 				missing = append(missing, "rollouts_jsonl_fpath")
 			}
 			if len(missing) > 0 {
-				return missingConfig(missing...)
+				return &config.MissingSettingsError{Keys: missing}
 			}
-			for _, a := range args {
-				if a == "++allow_partial_rollouts=true" || a == "+allow_partial_rollouts=true" {
-					opts.allowPartial = true
-				} else {
-					return usageErrorf("unrecognized arguments: %s", a)
-				}
-			}
-			return runEvalProfile(cmd.Context(), opts)
+			return runF(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().StringVar(&opts.inputs, "inputs", "", "the run's <stem>_materialized_inputs.jsonl (required)")
@@ -67,7 +71,7 @@ call.`,
 }
 
 func runEvalProfile(ctx context.Context, opts *profileOptions) error {
-	cwd, err := opts.f.Getwd()
+	cwd, err := opts.ws.Getwd()
 	if err != nil {
 		return err
 	}
@@ -76,12 +80,46 @@ func runEvalProfile(ctx context.Context, opts *profileOptions) error {
 		InputsPath:   roots.abs(opts.inputs),
 		RolloutsPath: roots.abs(opts.rollouts),
 		AllowPartial: opts.allowPartial,
-		Out:          opts.f.IO.Out,
+		Out:          opts.IO.Out,
 	})
 	if err != nil || opts.html == "" {
 		return err
 	}
-	return writeReport(roots.abs(opts.html), roots.abs(opts.rollouts), opts.f.IO.Out)
+	return writeReport(roots.abs(opts.html), roots.abs(opts.rollouts), opts.IO.Out)
+}
+
+// readKeys reads NeMo Gym's form of the flags: +materialized_inputs_jsonl_fpath=,
+// +rollouts_jsonl_fpath= and +allow_partial_rollouts= (with + or ++).
+func (o *profileOptions) readKeys(args []string) error {
+	for _, a := range args {
+		ov, err := override.Parse(a)
+		if err != nil {
+			return usageErrorf("%v", err)
+		}
+		if ov.Value == nil || (ov.Op != override.Add && ov.Op != override.ForceAdd) {
+			return usageErrorf("unrecognized arguments: %s", a)
+		}
+		switch ov.Key {
+		case "materialized_inputs_jsonl_fpath", "rollouts_jsonl_fpath":
+			if ov.Value.Kind != tree.String {
+				return usageErrorf("invalid configuration: %s must be a path, got %s", ov.Key, config.DescribeValue(ov.Value))
+			}
+			if ov.Key == "rollouts_jsonl_fpath" {
+				o.rollouts = ov.Value.Str
+			} else {
+				o.inputs = ov.Value.Str
+			}
+		case "allow_partial_rollouts":
+			on, err := config.LaxBool(ov.Value)
+			if err != nil {
+				return usageErrorf("invalid configuration: allow_partial_rollouts: %v", err)
+			}
+			o.allowPartial = on
+		default:
+			return usageErrorf("unrecognized arguments: %s (gym eval profile takes +materialized_inputs_jsonl_fpath=, +rollouts_jsonl_fpath= and +allow_partial_rollouts=)", a)
+		}
+	}
+	return nil
 }
 
 // writeReport writes the HTML report whole or not at all.

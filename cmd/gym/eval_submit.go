@@ -4,25 +4,32 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
+	"io"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/nemo-gym-go/gym/internal/iostreams"
 	"github.com/nemo-gym-go/gym/internal/submit"
 )
 
 type submitOptions struct {
-	f      *Factory
-	config string
-	dryRun bool
-	json   bool
-	shards int
+	IO        *iostreams.IOStreams
+	ws        *workspace
+	version   string
+	config    string
+	dryRun    bool
+	json      bool
+	shards    int
+	overrides []string
 }
 
-func newCmdEvalSubmit(f *Factory) *cobra.Command {
-	opts := &submitOptions{f: f}
+func newCmdEvalSubmit(f *Factory, runF func(context.Context, *submitOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = runEvalSubmit
+	}
+	opts := &submitOptions{IO: f.IOStreams, ws: f.Workspace, version: f.Version}
 	cmd := &cobra.Command{
 		Use:   "submit --config SUBMIT.yaml [--dry-run] [--shards N] [+key=value ...]",
 		Short: "Submit evaluations to a Slurm cluster",
@@ -59,7 +66,8 @@ merges the shards into artifacts/rollouts.jsonl with their metrics.`,
 			if opts.shards < 1 {
 				return usageErrorf("argument --shards: must be at least 1, got %d", opts.shards)
 			}
-			return runEvalSubmit(cmd.Context(), opts, args)
+			opts.overrides = args
+			return runF(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().StringVarP(&opts.config, "config", "c", "", "the submit config YAML (required)")
@@ -69,30 +77,26 @@ merges the shards into artifacts/rollouts.jsonl with their metrics.`,
 	return cmd
 }
 
-func runEvalSubmit(ctx context.Context, opts *submitOptions, overrides []string) error {
-	f := opts.f
-	cwd, err := f.Getwd()
+func runEvalSubmit(ctx context.Context, opts *submitOptions) error {
+	ws, out := opts.ws, opts.IO.Out
+	cwd, err := ws.Getwd()
 	if err != nil {
 		return err
 	}
-	path := opts.config
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(cwd, path)
-	}
-	c, err := submit.Load(path, overrides, f.LookupEnv)
+	c, err := submit.Load(commandRoots{cwd: cwd}.abs(opts.config), opts.overrides, ws.LookupEnv)
 	if err != nil {
 		return err
 	}
 	for _, w := range c.IdleGPUs() {
-		fmt.Fprintln(f.IO.ErrOut, "Warning:", w)
+		fmt.Fprintln(opts.IO.ErrOut, "Warning:", w)
 	}
-	self, err := f.Executable()
+	self, err := ws.Executable()
 	if err != nil {
 		return fmt.Errorf("cannot find the gym binary to stage for the jobs: %w", err)
 	}
 	o := submit.Options{
-		Self: self, Version: f.Version, Shards: opts.shards, DryRun: opts.dryRun,
-		Now: time.Now(), Out: f.IO.Out, LookupEnv: f.LookupEnv, IndexDir: submit.IndexDir(f.LookupEnv),
+		Self: self, Version: opts.version, Shards: opts.shards, DryRun: opts.dryRun,
+		Now: time.Now(), Out: out, LookupEnv: ws.LookupEnv, IndexDir: submit.IndexDir(ws.LookupEnv),
 	}
 	if !opts.dryRun {
 		if o.Host, err = submit.OpenHost(ctx, c.Compute.Hostname); err != nil {
@@ -105,26 +109,32 @@ func runEvalSubmit(ctx context.Context, opts *submitOptions, overrides []string)
 		return err
 	}
 	if opts.json {
-		data, err := json.MarshalIndent(rec, "", "  ")
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(f.IO.Out, "%s\n", data)
-		return nil
+		return writeJSONIndent(out, rec)
 	}
-	fmt.Fprintf(f.IO.Out, "Run directory: %s\n", rec.RunDir)
+	fmt.Fprintf(out, "Run directory: %s\n", rec.RunDir)
 	for _, b := range rec.Benchmarks {
 		if b.AggregateJobID != "" {
-			fmt.Fprintf(f.IO.Out, "submitted %s → Slurm job %s (%d shards), merged by job %s\n", b.Benchmark, b.JobID, b.Shards, b.AggregateJobID)
+			fmt.Fprintf(out, "submitted %s → Slurm job %s (%d shards), merged by job %s\n", b.Benchmark, b.JobID, b.Shards, b.AggregateJobID)
 		} else {
-			fmt.Fprintf(f.IO.Out, "submitted %s → Slurm job %s\n", b.Benchmark, b.JobID)
+			fmt.Fprintf(out, "submitted %s → Slurm job %s\n", b.Benchmark, b.JobID)
 		}
 	}
 	return nil
 }
 
-func newCmdEvalStatus(f *Factory) *cobra.Command {
-	var asJSON bool
+// jobOptions are the inputs of `gym eval status` and `gym eval cancel`.
+type jobOptions struct {
+	IO   *iostreams.IOStreams
+	ws   *workspace
+	ref  string // run directory or Slurm job id; "" is the newest run
+	json bool
+}
+
+func newCmdEvalStatus(f *Factory, runF func(context.Context, *jobOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = runEvalStatus
+	}
+	opts := &jobOptions{IO: f.IOStreams, ws: f.Workspace}
 	cmd := &cobra.Command{
 		Use:   "status [RUN_DIR|JOB_ID]",
 		Short: "Show the Slurm state and progress of a submitted evaluation",
@@ -139,53 +149,37 @@ the newest run there. A run on a login node is reached over SSH again.`,
   gym eval status 4242 --json`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			rec, h, err := openSubmission(cmd.Context(), f, args)
-			if err != nil {
-				return err
+			if len(args) == 1 {
+				opts.ref = args[0]
 			}
-			defer h.Close()
-			st, err := submit.QueryStatus(cmd.Context(), rec, h)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				data, err := json.MarshalIndent(st, "", "  ")
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(f.IO.Out, "%s\n", data)
-				return nil
-			}
-			fmt.Fprintf(f.IO.Out, "Run directory: %s\n", st.RunDir)
-			for _, b := range st.Benchmarks {
-				fmt.Fprintf(f.IO.Out, "%s\n", b.Benchmark)
-				for _, s := range b.Shards {
-					total := "?"
-					if s.Total > 0 {
-						total = fmt.Sprint(s.Total)
-					}
-					reason := ""
-					if s.Reason != "" {
-						reason = " (" + s.Reason + ")"
-					}
-					fmt.Fprintf(f.IO.Out, "  shard %d  job %-10s %-10s %d/%s rollouts%s\n", s.Shard, s.JobID, s.State, s.Done, total, reason)
-				}
-				if b.AggregateJobID != "" {
-					merged := "not yet merged"
-					if b.Merged {
-						merged = "merged into artifacts/rollouts.jsonl"
-					}
-					fmt.Fprintf(f.IO.Out, "  merge    job %-10s %-10s %s\n", b.AggregateJobID, b.AggregateState, merged)
-				}
-			}
-			return nil
+			return runF(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the status as JSON")
+	cmd.Flags().BoolVar(&opts.json, "json", false, "print the status as JSON")
 	return cmd
 }
 
-func newCmdEvalCancel(f *Factory) *cobra.Command {
+func runEvalStatus(ctx context.Context, opts *jobOptions) error {
+	rec, h, err := openSubmission(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	st, err := submit.QueryStatus(ctx, rec, h)
+	if err != nil {
+		return err
+	}
+	if opts.json {
+		return writeJSONIndent(opts.IO.Out, st)
+	}
+	return st.WriteText(opts.IO.Out)
+}
+
+func newCmdEvalCancel(f *Factory, runF func(context.Context, *jobOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = runEvalCancel
+	}
+	opts := &jobOptions{IO: f.IOStreams, ws: f.Workspace}
 	return &cobra.Command{
 		Use:   "cancel RUN_DIR|JOB_ID",
 		Short: "Cancel every Slurm job of a submitted evaluation",
@@ -195,25 +189,35 @@ jobs started on the nodes.`,
 		Example: `  gym eval cancel results/gym-job-20261201T120000Z-1a2b3c`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			rec, h, err := openSubmission(cmd.Context(), f, args)
-			if err != nil {
-				return err
-			}
-			defer h.Close()
-			ids, err := submit.Cancel(cmd.Context(), rec, h)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(f.IO.Out, "Cancelled Slurm jobs %s of %s\n", strings.Join(ids, ", "), rec.RunDir)
-			return nil
+			opts.ref = args[0]
+			return runF(cmd.Context(), opts)
 		},
 	}
 }
 
-// openSubmission reads the record args name and connects to the host
-// that holds its run.
-func openSubmission(ctx context.Context, f *Factory, args []string) (*submit.Record, submit.Host, error) {
-	rec, err := findSubmission(f, args)
+func runEvalCancel(ctx context.Context, opts *jobOptions) error {
+	rec, h, err := openSubmission(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	ids, err := submit.Cancel(ctx, rec, h)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(opts.IO.Out, "Cancelled Slurm jobs %s of %s\n", strings.Join(ids, ", "), rec.RunDir)
+	return nil
+}
+
+// openSubmission reads the record opts names, or the newest under the
+// current directory or submitted from this machine, and connects to the
+// host that holds its run.
+func openSubmission(ctx context.Context, opts *jobOptions) (*submit.Record, submit.Host, error) {
+	cwd, err := opts.ws.Getwd()
+	if err != nil {
+		return nil, nil, err
+	}
+	rec, err := submit.Locate(opts.ref, cwd, submit.IndexDir(opts.ws.LookupEnv))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -225,16 +229,12 @@ func openSubmission(ctx context.Context, f *Factory, args []string) (*submit.Rec
 	return rec, h, err
 }
 
-// findSubmission reads the record args name, or the newest under the
-// current directory or submitted from this machine.
-func findSubmission(f *Factory, args []string) (*submit.Record, error) {
-	cwd, err := f.Getwd()
+// writeJSONIndent writes v as indented JSON and a newline.
+func writeJSONIndent(w io.Writer, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
-		return nil, err
+		return err
 	}
-	ref := ""
-	if len(args) == 1 {
-		ref = args[0]
-	}
-	return submit.Locate(ref, cwd, submit.IndexDir(f.LookupEnv))
+	_, err = fmt.Fprintf(w, "%s\n", data)
+	return err
 }

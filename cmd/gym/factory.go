@@ -7,54 +7,48 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 
-	"github.com/mattn/go-isatty"
-
 	"github.com/nemo-gym-go/gym"
 	"github.com/nemo-gym-go/gym/internal/config"
+	"github.com/nemo-gym-go/gym/internal/iostreams"
 	"github.com/nemo-gym-go/gym/internal/resolve"
 )
 
-// IOStreams are the streams a command talks through, injected so commands
-// are testable without a terminal.
-type IOStreams struct {
-	In     io.Reader
-	Out    io.Writer
-	ErrOut io.Writer
+// Factory hands commands what they need from the process: its streams, its
+// environment and the binary's version. A command's options keep only the
+// parts it uses.
+type Factory struct {
+	IOStreams *iostreams.IOStreams
+	Workspace *workspace
+	Version   string
 }
 
-// Factory hands commands what they need from the process.
-type Factory struct {
-	IO         IOStreams
+// workspace is the process environment a command resolves paths and
+// configs in, injected so tests choose it.
+type workspace struct {
 	Getenv     func(string) string
 	LookupEnv  func(string) (string, bool)
 	Environ    func() []string
 	Getwd      func() (string, error)
 	Executable func() (string, error)
 	LookPath   func(string) (string, error)
-	// OutIsTerminal says whether IO.Out is a terminal, for colour and
-	// live progress.
-	OutIsTerminal bool
-	// ErrIsTerminal says whether IO.ErrOut is a terminal, for the live
-	// progress bar.
-	ErrIsTerminal bool
-	Version       string
 }
 
 func newFactory() *Factory {
 	return &Factory{
-		IO:            IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr},
-		Getenv:        os.Getenv,
-		LookupEnv:     os.LookupEnv,
-		Environ:       os.Environ,
-		Getwd:         os.Getwd,
-		Executable:    os.Executable,
-		LookPath:      exec.LookPath,
-		OutIsTerminal: isatty.IsTerminal(os.Stdout.Fd()),
-		ErrIsTerminal: isatty.IsTerminal(os.Stderr.Fd()),
-		Version:       version(),
+		IOStreams: iostreams.System(os.LookupEnv),
+		Workspace: &workspace{
+			Getenv:     os.Getenv,
+			LookupEnv:  os.LookupEnv,
+			Environ:    os.Environ,
+			Getwd:      os.Getwd,
+			Executable: os.Executable,
+			LookPath:   exec.LookPath,
+		},
+		Version: version(),
 	}
 }
 
@@ -70,17 +64,17 @@ func version() string {
 const installRootEnv = "GYM_INSTALL_ROOT"
 
 // installRoot is the directory of the built-in component tree.
-func (f *Factory) installRoot() (string, error) {
-	if dir := f.Getenv(installRootEnv); dir != "" {
+func (ws *workspace) installRoot() (string, error) {
+	if dir := ws.Getenv(installRootEnv); dir != "" {
 		return dir, nil
 	}
-	return resolve.Materialize(gym.Builtin, resolve.DefaultCacheDir(f.Getenv))
+	return resolve.Materialize(gym.Builtin, resolve.DefaultCacheDir(ws.Getenv))
 }
 
 // extraRoots is NEMO_GYM_EXTRA_ROOTS for this command: --search-dir
 // directories first, then the inherited value.
-func (f *Factory) extraRoots(searchDirs []string) string {
-	return resolve.WithSearchDirs(searchDirs, f.Getenv("NEMO_GYM_EXTRA_ROOTS"))
+func (ws *workspace) extraRoots(searchDirs []string) string {
+	return resolve.WithSearchDirs(searchDirs, ws.Getenv("NEMO_GYM_EXTRA_ROOTS"))
 }
 
 // commandRoots are where this command finds things.
@@ -90,47 +84,40 @@ type commandRoots struct {
 }
 
 // roots builds the search roots for this command.
-func (f *Factory) roots(searchDirs []string) (commandRoots, error) {
-	cwd, err := f.Getwd()
+func (ws *workspace) roots(searchDirs []string) (commandRoots, error) {
+	cwd, err := ws.Getwd()
 	if err != nil {
 		return commandRoots{}, err
 	}
-	install, err := f.installRoot()
+	install, err := ws.installRoot()
 	if err != nil {
 		return commandRoots{}, err
 	}
-	extra := f.extraRoots(searchDirs)
+	extra := ws.extraRoots(searchDirs)
 	return commandRoots{Roots: resolve.NewRoots(extra, cwd, install), cwd: cwd, install: install, extra: extra}, nil
 }
 
 // configEnv is the environment config loading runs in.
-func (f *Factory) configEnv(r commandRoots) config.Env {
+func (ws *workspace) configEnv(r commandRoots, warnings io.Writer) config.Env {
 	roots, cwd := r.Roots, r.cwd
 	return config.Env{
-		LookupEnv: f.LookupEnv,
+		LookupEnv: ws.LookupEnv,
 		Cwd:       cwd,
-		Home:      f.Getenv("HOME"),
+		Home:      ws.Getenv("HOME"),
 		Roots:     roots,
 		RandInt:   rand.Int64N,
-		Warnings:  f.IO.ErrOut,
+		Warnings:  warnings,
 	}
-}
-
-// colorOutput reports whether prefixes may be coloured: on a terminal, and
-// not when NO_COLOR is set (https://no-color.org).
-func (f *Factory) colorOutput() bool {
-	_, noColor := f.LookupEnv("NO_COLOR")
-	return f.OutIsTerminal && !noColor
 }
 
 // childEnviron is the environment servers inherit: ours, with
 // NEMO_GYM_EXTRA_ROOTS holding this command's search dirs and
 // GYM_INSTALL_ROOT the install root, so children resolve paths the way
 // this command did.
-func (f *Factory) childEnviron(r commandRoots) []string {
+func (ws *workspace) childEnviron(r commandRoots) []string {
 	extraRoots, installRoot := r.extra, r.install
 	var env []string
-	for _, kv := range f.Environ() {
+	for _, kv := range ws.Environ() {
 		if !strings.HasPrefix(kv, "NEMO_GYM_EXTRA_ROOTS=") && !strings.HasPrefix(kv, installRootEnv+"=") {
 			env = append(env, kv)
 		}
@@ -143,9 +130,9 @@ func (f *Factory) childEnviron(r commandRoots) []string {
 
 // loadConfig resolves the search roots, translates the shared flags plus
 // a command's own tokens (which come before the user's, as NeMo Gym
-// prepends flag tokens) and loads the config.
-func (f *Factory) loadConfig(ctx context.Context, flags *configFlags, verbose bool, own, passthrough []string, req config.Request) (*config.Result, commandRoots, error) {
-	roots, err := f.roots(flags.searchDirs)
+// prepends flag tokens) and loads the config; warnings go to errOut.
+func (ws *workspace) loadConfig(ctx context.Context, errOut io.Writer, flags *configFlags, verbose bool, own, passthrough []string, req config.Request) (*config.Result, commandRoots, error) {
+	roots, err := ws.roots(flags.searchDirs)
 	if err != nil {
 		return nil, roots, err
 	}
@@ -154,7 +141,7 @@ func (f *Factory) loadConfig(ctx context.Context, flags *configFlags, verbose bo
 		return nil, roots, err
 	}
 	for _, w := range warnings {
-		fmt.Fprintln(f.IO.ErrOut, "Warning:", w)
+		fmt.Fprintln(errOut, "Warning:", w)
 	}
 	req.Overrides = tokens
 	// Loading checks ctx only between files; a signal must not wait for a
@@ -165,7 +152,7 @@ func (f *Factory) loadConfig(ctx context.Context, flags *configFlags, verbose bo
 	}
 	done := make(chan loaded, 1)
 	go func() {
-		res, err := config.Load(ctx, f.configEnv(roots), req)
+		res, err := config.Load(ctx, ws.configEnv(roots, errOut), req)
 		done <- loaded{res, err}
 	}()
 	select {
@@ -174,4 +161,34 @@ func (f *Factory) loadConfig(ctx context.Context, flags *configFlags, verbose bo
 	case <-ctx.Done():
 		return nil, roots, context.Cause(ctx)
 	}
+}
+
+// abs makes a path the user typed absolute against the working directory.
+func (r commandRoots) abs(p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(r.cwd, p)
+}
+
+// resolveExisting finds a read path over the search roots; a path found
+// nowhere comes back anchored at the working directory, so errors name
+// the user's own location.
+func (r commandRoots) resolveExisting(p string) string {
+	if found := r.find(p); found != "" {
+		return found
+	}
+	return r.abs(p)
+}
+
+// find is where a read path exists over the search roots; "" if nowhere.
+func (r commandRoots) find(p string) string {
+	found := r.Roots.Resolve(p)
+	if !filepath.IsAbs(found) {
+		found = filepath.Join(r.cwd, found)
+	}
+	if _, err := os.Stat(found); err == nil {
+		return found
+	}
+	return ""
 }

@@ -29,7 +29,7 @@ func run(args []string) int {
 	root := newCmdRoot(f)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
-	return exitCode(err, context.Cause(ctx), cmd != nil && cmd.Annotations[interruptIsTheEnd] == "true", f.IO.ErrOut)
+	return exitCode(err, context.Cause(ctx), cmd != nil && cmd.Annotations[interruptIsTheEnd] == "true", f.IOStreams.ErrOut)
 }
 
 // globalFlags are accepted before or after the subcommand.
@@ -52,8 +52,8 @@ interpolation) and resolves components across search roots.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.SetOut(f.IO.Out)
-	root.SetErr(f.IO.ErrOut)
+	root.SetOut(f.IOStreams.Out)
+	root.SetErr(f.IOStreams.ErrOut)
 	root.PersistentFlags().BoolVarP(&g.verbose, "verbose", "v", false, "verbose output (adds +verbose=true)")
 	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(newCmdEnv(f, g), newCmdEval(f, g), newCmdServe(f), newCmdWatchdog())
@@ -70,7 +70,7 @@ func newCmdEnv(f *Factory, g *globalFlags) *cobra.Command {
   gym env start --resources-server example_single_tool_call --model-type replay_model
   gym env status`,
 	}
-	cmd.AddCommand(newCmdEnvResolve(f, g, nil), newCmdEnvStart(f, g), newCmdEnvPrefetch(f, g), newCmdEnvStatus(f, g), newCmdEnvTest(f))
+	cmd.AddCommand(newCmdEnvResolve(f, g, nil), newCmdEnvStart(f, g, nil), newCmdEnvPrefetch(f, g, nil), newCmdEnvStatus(f, g, nil), newCmdEnvTest(f, nil))
 	makeGroup(cmd)
 	return cmd
 }

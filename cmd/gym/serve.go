@@ -25,7 +25,7 @@ func newCmdServe(f *Factory) *cobra.Command {
 		Args:        cobra.NoArgs,
 		Example:     `  NEMO_GYM_CONFIG_DICT="$(cat config.yaml)" NEMO_GYM_CONFIG_PATH=policy_model gym serve`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return server.Main(cmd.Context(), f.LookupEnv, f.IO.Out)
+			return server.Main(cmd.Context(), f.Workspace.LookupEnv, f.IOStreams.Out)
 		},
 	}
 }

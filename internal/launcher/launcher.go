@@ -17,7 +17,6 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	"github.com/nemo-gym-go/gym/internal/config"
@@ -25,6 +24,7 @@ import (
 	"github.com/nemo-gym-go/gym/internal/python"
 	"github.com/nemo-gym-go/gym/internal/resolve"
 	"github.com/nemo-gym-go/gym/internal/server"
+	"github.com/nemo-gym-go/gym/internal/table"
 )
 
 // Options are what a launch needs from the command.
@@ -504,8 +504,7 @@ func (l *Launch) infos() []InstanceInfo {
 func (l *Launch) printReady() {
 	var b strings.Builder
 	fmt.Fprintf(&b, "All %d / %d servers ready\n", len(l.children), len(l.children))
-	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tSERVER\tURL\tPID")
+	rows := [][]string{{"NAME", "SERVER", "URL", "PID"}}
 	for _, c := range l.children {
 		impl := c.spec.Kind()
 		if c.spec.kind == runGo {
@@ -513,8 +512,8 @@ func (l *Launch) printReady() {
 		} else {
 			impl += " (" + c.spec.kind.String() + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\n", c.spec.Instance, impl, c.spec.URL(), c.proc.pid)
+		rows = append(rows, []string{c.spec.Instance, impl, c.spec.URL(), strconv.Itoa(c.proc.pid)})
 	}
-	tw.Flush()
+	table.Write(&b, rows)
 	l.out.writeLine(b.String())
 }

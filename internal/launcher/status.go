@@ -7,10 +7,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
+
+	"github.com/nemo-gym-go/gym/internal/table"
 )
 
 // Health words are NeMo Gym's.
@@ -71,17 +73,16 @@ func health(ctx context.Context, client *http.Client, url string) string {
 // WriteStatus prints the instance table and the summary line.
 func WriteStatus(w io.Writer, infos []InstanceInfo) {
 	healthy := 0
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "\tNAME\tSERVER\tURL\tPID\tUPTIME\tHEALTH")
+	rows := [][]string{{"", "NAME", "SERVER", "URL", "PID", "UPTIME", "HEALTH"}}
 	for _, in := range infos {
 		mark := "✗"
 		if in.Status != nil && *in.Status == healthSuccess {
 			mark = "✓"
 			healthy++
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s/%s\t%s\t%d\t%s\t%s\n", mark, in.ProcessName, in.ServerType, in.Name, in.URL, in.PID, uptime(in.UptimeSeconds), deref(in.Status))
+		rows = append(rows, []string{mark, in.ProcessName, in.ServerType + "/" + in.Name, in.URL, strconv.Itoa(in.PID), uptime(in.UptimeSeconds), deref(in.Status)})
 	}
-	tw.Flush()
+	table.Write(w, rows)
 	fmt.Fprintf(w, "\n%d servers found (%d healthy, %d unhealthy)\n", len(infos), healthy, len(infos)-healthy)
 }
 

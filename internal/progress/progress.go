@@ -10,11 +10,8 @@ package progress
 import (
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"time"
-
-	"golang.org/x/term"
 )
 
 // Outcome is the result of one finished rollout.
@@ -116,15 +113,6 @@ func New(o Options) Reporter {
 	default:
 		return &lineReporter{out: o.Out, now: now, title: o.Title, steps: 20, interval: interval}
 	}
-}
-
-// DetectMode returns Terminal when w is an interactive terminal and Plain otherwise, the
-// choice a command makes when the user asked for neither JSON nor silence.
-func DetectMode(w io.Writer) Mode {
-	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		return Terminal
-	}
-	return Plain
 }
 
 type silent struct{}

@@ -347,3 +347,15 @@ func quoteJSON(s string) []byte {
 	enc.Encode(s) // a string always encodes
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
+
+// ObjectJSON renders a config map set at key (a top-level setting, such as
+// responses_create_params) as JSON the way JSONObject does; nil when n is
+// nil or empty.
+func ObjectJSON(key string, n *tree.Node) ([]byte, error) {
+	if n == nil {
+		return nil, nil
+	}
+	holder := tree.NewMap()
+	holder.Set(key, n)
+	return Section{Instance: "config", Node: holder}.JSONObject(key)
+}

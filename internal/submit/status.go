@@ -1,10 +1,12 @@
 package submit
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -330,4 +332,33 @@ func countLines(ctx context.Context, h Host, paths []string) ([]int, error) {
 		}
 	}
 	return counts, nil
+}
+
+// WriteText writes the status as gym eval status shows it: each
+// benchmark, then a line per shard and one for the merge.
+func (st *Status) WriteText(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "Run directory: %s\n", st.RunDir)
+	for _, b := range st.Benchmarks {
+		fmt.Fprintf(bw, "%s\n", b.Benchmark)
+		for _, s := range b.Shards {
+			total := "?"
+			if s.Total > 0 {
+				total = fmt.Sprint(s.Total)
+			}
+			reason := ""
+			if s.Reason != "" {
+				reason = " (" + s.Reason + ")"
+			}
+			fmt.Fprintf(bw, "  shard %d  job %-10s %-10s %d/%s rollouts%s\n", s.Shard, s.JobID, s.State, s.Done, total, reason)
+		}
+		if b.AggregateJobID != "" {
+			merged := "not yet merged"
+			if b.Merged {
+				merged = "merged into artifacts/rollouts.jsonl"
+			}
+			fmt.Fprintf(bw, "  merge    job %-10s %-10s %s\n", b.AggregateJobID, b.AggregateState, merged)
+		}
+	}
+	return bw.Flush()
 }

@@ -33,7 +33,7 @@ type Server struct {
 	files    map[string][]byte // "repo@revision:path" → content
 	parquet  map[string][]string
 	cutOnce  map[string]int // path → bytes to send before cutting the next download
-	refusals []int // statuses the next Hub requests get, in order
+	refusals []int          // statuses the next Hub requests get, in order
 	// Downloads counts storage GETs by file path; Ranges the ones that
 	// asked for a range; StorageAuth the storage requests that carried
 	// an Authorization header (there must be none).

@@ -1,0 +1,283 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nemo-gym-go/gym/internal/iostreams"
+)
+
+// testFactory is a Factory over buffers and an empty environment, so a
+// command parses its flags in process without touching this one's.
+func testFactory(t *testing.T) *Factory {
+	t.Helper()
+	ios, _, _, _ := iostreams.Test()
+	cwd := t.TempDir()
+	return &Factory{
+		IOStreams: ios,
+		Workspace: &workspace{
+			Getenv:     func(string) string { return "" },
+			LookupEnv:  func(string) (string, bool) { return "", false },
+			Environ:    func() []string { return nil },
+			Getwd:      func() (string, error) { return cwd, nil },
+			Executable: func() (string, error) { return "/bin/gym", nil },
+			LookPath:   func(string) (string, error) { return "", errors.New("not found") },
+		},
+		Version: "v1.2.3",
+	}
+}
+
+// parse runs cmd on args as gym's root would (argparse-style flag errors)
+// and reports whether its runF was reached.
+func parse(t *testing.T, cmd *cobra.Command, args []string) (ran bool, err error) {
+	t.Helper()
+	cmd.SetArgs(args)
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(io.Discard)
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	cmd.SetFlagErrorFunc(flagError)
+	err = cmd.Execute()
+	if err != nil && errors.Is(err, errRan) {
+		return true, nil
+	}
+	return false, err
+}
+
+// errRan is what a test's runF returns, so parse can tell it ran.
+var errRan = errors.New("runF reached")
+
+// flagCase is one command line: the error it must give (a substring, with
+// whether it is a usage error), or the check of what runF received.
+type flagCase[O any] struct {
+	name    string
+	args    []string
+	wantErr string
+	usage   bool
+	check   func(t *testing.T, o *O)
+}
+
+func runFlagCases[O any](t *testing.T, cases []flagCase[O], build func(f *Factory, runF func(context.Context, *O) error) *cobra.Command) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var got *O
+			cmd := build(testFactory(t), func(_ context.Context, o *O) error { got = o; return errRan })
+			ran, err := parse(t, cmd, tc.args)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want one containing %q", err, tc.wantErr)
+				}
+				if usage := exitCode(err, nil, false, io.Discard) == exitUsage; usage != tc.usage {
+					t.Errorf("usage error (exit 2) = %v, want %v", usage, tc.usage)
+				}
+				if ran {
+					t.Error("runF ran despite the error")
+				}
+				return
+			}
+			if err != nil || !ran {
+				t.Fatalf("err = %v, ran = %v", err, ran)
+			}
+			if tc.check != nil {
+				tc.check(t, got)
+			}
+		})
+	}
+}
+
+func TestEvalRunFlags(t *testing.T) {
+	runFlagCases(t, []flagCase[runOptions]{
+		{name: "flags become ++ overrides in a fixed order", args: []string{"-o", "out/r.jsonl", "--split", "benchmark", "--limit", "5", "--concurrency", "8", "--temperature", "0.5", "--num-repeats", "{a: 2, _default: 1}", "--timeout", "90s"},
+			check: func(t *testing.T, o *runOptions) {
+				want := []string{"++output_jsonl_fpath='out/r.jsonl'", "++limit=5", "++num_repeats={a: 2, _default: 1}", "++num_samples_in_parallel=8", "++split='benchmark'", "++responses_create_params.temperature=0.5", "++rollout_timeout_seconds=90"}
+				if got := o.tokens(); !reflect.DeepEqual(got, want) {
+					t.Errorf("tokens\n got %q\nwant %q", got, want)
+				}
+			}},
+		{name: "unset flags set nothing", args: []string{"+output_jsonl_fpath=x.jsonl"},
+			check: func(t *testing.T, o *runOptions) {
+				if got := o.tokens(); len(got) != 0 {
+					t.Errorf("tokens %q", got)
+				}
+				if !reflect.DeepEqual(o.passthrough, []string{"+output_jsonl_fpath=x.jsonl"}) {
+					t.Errorf("passthrough %q", o.passthrough)
+				}
+			}},
+		{name: "a number of repeats is quoted", args: []string{"--num-repeats", "4", "--no-serve", "--resume"},
+			check: func(t *testing.T, o *runOptions) {
+				if got := o.tokens(); !reflect.DeepEqual(got, []string{"++resume_from_cache=true", "++num_repeats='4'"}) {
+					t.Errorf("tokens %q", got)
+				}
+				if !o.noServe {
+					t.Error("--no-serve not set")
+				}
+			}},
+		{name: "an unknown flag is argparse's error with a hint", args: []string{"--outptu", "x"}, wantErr: "unrecognized arguments: --outptu", usage: true},
+		{name: "a bad integer", args: []string{"--limit", "many"}, wantErr: `invalid argument "many" for "--limit"`, usage: true},
+	}, func(f *Factory, runF func(context.Context, *runOptions) error) *cobra.Command {
+		return newCmdEvalRun(f, &globalFlags{}, runF)
+	})
+}
+
+func TestEvalAggregateFlags(t *testing.T) {
+	runFlagCases(t, []flagCase[aggregateOptions]{
+		{name: "inputs, output and overrides", args: []string{"-i", "a/*.jsonl,b.jsonl", "-o", "all.jsonl", "--servers", "+merge_shards=false"},
+			check: func(t *testing.T, o *aggregateOptions) {
+				if o.inputs != "a/*.jsonl,b.jsonl" || o.output != "all.jsonl" || !o.servers || !reflect.DeepEqual(o.passthrough, []string{"+merge_shards=false"}) {
+					t.Errorf("%+v", o)
+				}
+			}},
+	}, func(f *Factory, runF func(context.Context, *aggregateOptions) error) *cobra.Command {
+		return newCmdEvalAggregate(f, &globalFlags{}, runF)
+	})
+}
+
+func TestEvalProfileFlags(t *testing.T) {
+	runFlagCases(t, []flagCase[profileOptions]{
+		{name: "gym's flags", args: []string{"--inputs", "m.jsonl", "--rollouts", "r.jsonl", "--allow-partial", "--html", "r.html"},
+			check: func(t *testing.T, o *profileOptions) {
+				if o.inputs != "m.jsonl" || o.rollouts != "r.jsonl" || !o.allowPartial || o.html != "r.html" {
+					t.Errorf("%+v", o)
+				}
+			}},
+		{name: "NeMo Gym's keys", args: []string{"+materialized_inputs_jsonl_fpath=m.jsonl", "++rollouts_jsonl_fpath='r s.jsonl'", "+allow_partial_rollouts=true"},
+			check: func(t *testing.T, o *profileOptions) {
+				if o.inputs != "m.jsonl" || o.rollouts != "r s.jsonl" || !o.allowPartial {
+					t.Errorf("%+v", o)
+				}
+			}},
+		{name: "both required", args: nil, wantErr: "missing required configuration: materialized_inputs_jsonl_fpath, rollouts_jsonl_fpath", usage: true},
+		{name: "another key", args: []string{"--inputs", "m", "--rollouts", "r", "+limit=3"}, wantErr: "unrecognized arguments: +limit=3", usage: true},
+		{name: "a change of a key that is not there", args: []string{"rollouts_jsonl_fpath=r"}, wantErr: "unrecognized arguments: rollouts_jsonl_fpath=r", usage: true},
+		{name: "a bad flag value", args: []string{"--inputs", "m", "--rollouts", "r", "+allow_partial_rollouts=maybe"}, wantErr: "allow_partial_rollouts", usage: true},
+	}, newCmdEvalProfile)
+}
+
+func TestEvalExportFlags(t *testing.T) {
+	runFlagCases(t, []flagCase[exportOptions]{
+		{name: "defaults", args: []string{"-i", "r.jsonl", "-o", "atif"},
+			check: func(t *testing.T, o *exportOptions) {
+				if o.format != "atif" || o.agentVersion != "unknown" || o.strict || o.version != "v1.2.3" {
+					t.Errorf("%+v", o)
+				}
+			}},
+		{name: "another format", args: []string{"--format", "csv", "-i", "r", "-o", "d"}, wantErr: "invalid choice", usage: true},
+		{name: "both paths required", args: []string{"--strict"}, wantErr: "the following arguments are required: --rollouts/-i, --output-dir/-o", usage: true},
+		{name: "no positional arguments", args: []string{"-i", "r", "-o", "d", "extra"}, wantErr: "unknown command"},
+	}, newCmdEvalExport)
+}
+
+func TestEvalSubmitFlags(t *testing.T) {
+	runFlagCases(t, []flagCase[submitOptions]{
+		{name: "config, shards and overrides", args: []string{"-c", "s.yaml", "--shards", "4", "--dry-run", "+job.output_path=x"},
+			check: func(t *testing.T, o *submitOptions) {
+				if o.config != "s.yaml" || o.shards != 4 || !o.dryRun || !reflect.DeepEqual(o.overrides, []string{"+job.output_path=x"}) {
+					t.Errorf("%+v", o)
+				}
+			}},
+		{name: "config required", args: nil, wantErr: "--config/-c", usage: true},
+		{name: "at least one shard", args: []string{"-c", "s.yaml", "--shards", "0"}, wantErr: "must be at least 1", usage: true},
+	}, newCmdEvalSubmit)
+}
+
+func TestEvalStatusAndCancelFlags(t *testing.T) {
+	runFlagCases(t, []flagCase[jobOptions]{
+		{name: "newest run", args: nil, check: func(t *testing.T, o *jobOptions) {
+			if o.ref != "" || o.json {
+				t.Errorf("%+v", o)
+			}
+		}},
+		{name: "a job id, as JSON", args: []string{"4242", "--json"}, check: func(t *testing.T, o *jobOptions) {
+			if o.ref != "4242" || !o.json {
+				t.Errorf("%+v", o)
+			}
+		}},
+		{name: "one run at most", args: []string{"a", "b"}, wantErr: "accepts at most 1 arg"},
+	}, newCmdEvalStatus)
+	runFlagCases(t, []flagCase[jobOptions]{
+		{name: "the run is required", args: nil, wantErr: "accepts 1 arg"},
+		{name: "a run directory", args: []string{"results/gym-job-1"}, check: func(t *testing.T, o *jobOptions) {
+			if o.ref != "results/gym-job-1" {
+				t.Errorf("%+v", o)
+			}
+		}},
+	}, newCmdEvalCancel)
+}
+
+func TestEnvFlags(t *testing.T) {
+	runFlagCases(t, []flagCase[resolveOptions]{
+		{name: "selectors, origin and overrides", args: []string{"--benchmark", "gsm8k", "--model-type", "vllm_model", "--show-origin", "+x=1"},
+			check: func(t *testing.T, o *resolveOptions) {
+				if o.config.benchmark != "gsm8k" || o.config.modelType != "vllm_model" || !o.showOrigin || !reflect.DeepEqual(o.passthrough, []string{"+x=1"}) {
+					t.Errorf("%+v", o)
+				}
+			}},
+		{name: "resolve starts nothing, so it has no --builtin-servers", args: []string{"--builtin-servers", "prefer"}, wantErr: "unrecognized arguments: --builtin-servers", usage: true},
+	}, func(f *Factory, runF func(context.Context, *resolveOptions) error) *cobra.Command {
+		return newCmdEnvResolve(f, &globalFlags{}, runF)
+	})
+	runFlagCases(t, []flagCase[startOptions]{
+		{name: "start", args: []string{"--config", "a.yaml", "--builtin-servers", "prefer", "--shutdown-grace", "10s"},
+			check: func(t *testing.T, o *startOptions) {
+				if o.prefetchOnly || o.config.builtinServers != "prefer" || o.grace.String() != "10s" {
+					t.Errorf("%+v", o)
+				}
+			}},
+	}, func(f *Factory, runF func(context.Context, *startOptions) error) *cobra.Command {
+		return newCmdEnvStart(f, &globalFlags{}, runF)
+	})
+	runFlagCases(t, []flagCase[startOptions]{
+		{name: "prefetch sets up and starts nothing", args: []string{"--config", "a.yaml"},
+			check: func(t *testing.T, o *startOptions) {
+				if !o.prefetchOnly {
+					t.Errorf("%+v", o)
+				}
+			}},
+		{name: "prefetch has no shutdown grace", args: []string{"--shutdown-grace", "1s"}, wantErr: "unrecognized arguments: --shutdown-grace", usage: true},
+	}, func(f *Factory, runF func(context.Context, *startOptions) error) *cobra.Command {
+		return newCmdEnvPrefetch(f, &globalFlags{}, runF)
+	})
+}
+
+func TestListFlags(t *testing.T) {
+	build := func(f *Factory, runF func(context.Context, *listOptions) error) *cobra.Command {
+		return newCmdList(f, func(o *listOptions) error { return runF(context.Background(), o) })
+	}
+	runFlagCases(t, []flagCase[listOptions]{
+		{name: "benchmarks with filters", args: []string{"benchmarks", "--domain", "math", "--json", "--search-dir", "a", "--search-dir", "b"},
+			check: func(t *testing.T, o *listOptions) {
+				if o.typ != listBenchmarks || o.domain != "math" || !o.json || !reflect.DeepEqual(o.searchDirs, []string{"a", "b"}) {
+					t.Errorf("%+v", o)
+				}
+			}},
+		{name: "inspect one", args: []string{"agents", "simple_agent"}, check: func(t *testing.T, o *listOptions) {
+			if o.typ != listAgents || o.name != "simple_agent" {
+				t.Errorf("%+v", o)
+			}
+		}},
+		{name: "benchmarks have no --kind", args: []string{"benchmarks", "--kind", "environment"}, wantErr: "unrecognized arguments: --kind", usage: true},
+		{name: "agents have no catalog filters", args: []string{"agents", "--domain", "math"}, wantErr: "unrecognized arguments: --domain", usage: true},
+		{name: "an unknown type", args: []string{"benchmark"}, wantErr: "invalid choice: 'benchmark'", usage: true},
+	}, build)
+	runFlagCases(t, []flagCase[listOptions]{
+		{name: "a query over the catalog", args: []string{"math"}, check: func(t *testing.T, o *listOptions) {
+			if !o.search || o.typ != "" || o.query != "math" {
+				t.Errorf("%+v", o)
+			}
+		}},
+		{name: "a typed query", args: []string{"agents", "simple"}, check: func(t *testing.T, o *listOptions) {
+			if o.typ != listAgents || o.query != "simple" {
+				t.Errorf("%+v", o)
+			}
+		}},
+		{name: "an unknown type", args: []string{"agent", "simple"}, wantErr: "argument TYPE: invalid choice: 'agent'", usage: true},
+	}, func(f *Factory, runF func(context.Context, *listOptions) error) *cobra.Command {
+		return newCmdSearch(f, func(o *listOptions) error { return runF(context.Background(), o) })
+	})
+}
