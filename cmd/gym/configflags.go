@@ -39,6 +39,13 @@ func (c *configFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.modelAPIKey, "model-api-key", "", "policy model API key (sets policy_api_key)")
 }
 
+// registerFilesOnly declares only --config and --search-dir, for a command
+// that reads where the servers are but selects and calls none of them.
+func (c *configFlags) registerFilesOnly(fs *pflag.FlagSet) {
+	fs.StringArrayVar(&c.configs, "config", nil, "config file to load (repeatable; relative to the search roots)")
+	fs.StringArrayVar(&c.searchDirs, "search-dir", nil, "extra search root, searched before NEMO_GYM_EXTRA_ROOTS, the cwd and the install root (repeatable)")
+}
+
 // registerBuiltinServers declares --builtin-servers, for the commands that
 // start servers.
 func (c *configFlags) registerBuiltinServers(fs *pflag.FlagSet) {

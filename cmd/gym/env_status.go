@@ -41,7 +41,9 @@ default) which servers it started, and check that each answers.`,
 			return runF(cmd.Context(), opts)
 		},
 	}
-	opts.config.register(cmd.Flags())
+	// The head server's address is all it reads: selector and model flags
+	// would do nothing, so they are not accepted.
+	opts.config.registerFilesOnly(cmd.Flags())
 	cmd.Flags().BoolVar(&opts.json, "json", false, "print a JSON array of instances")
 	return cmd
 }

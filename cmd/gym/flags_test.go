@@ -245,6 +245,21 @@ func TestEnvFlags(t *testing.T) {
 	})
 }
 
+func TestEnvStatusFlags(t *testing.T) {
+	runFlagCases(t, []flagCase[statusOptions]{
+		{name: "config, search dirs and overrides", args: []string{"--config", "a.yaml", "--search-dir", "d", "--json", "++head_server.port=12000"},
+			check: func(t *testing.T, o *statusOptions) {
+				if !o.json || !reflect.DeepEqual(o.config.configs, []string{"a.yaml"}) || !reflect.DeepEqual(o.passthrough, []string{"++head_server.port=12000"}) {
+					t.Errorf("%+v", o)
+				}
+			}},
+		{name: "no selector: status starts and selects nothing", args: []string{"--benchmark", "gsm8k"}, wantErr: "unrecognized arguments: --benchmark", usage: true},
+		{name: "no model flags", args: []string{"--model", "m"}, wantErr: "unrecognized arguments: --model", usage: true},
+	}, func(f *Factory, runF func(context.Context, *statusOptions) error) *cobra.Command {
+		return newCmdEnvStatus(f, &globalFlags{}, runF)
+	})
+}
+
 func TestListFlags(t *testing.T) {
 	build := func(f *Factory, runF func(context.Context, *listOptions) error) *cobra.Command {
 		return newCmdList(f, func(o *listOptions) error { return runF(context.Background(), o) })
