@@ -49,7 +49,6 @@ type EvalSettings struct {
 	// (required with NoServe); Split the dataset type to collate (required
 	// without it).
 	Output, Input, Split string
-	NoServe              bool
 	Resume               bool
 	Shard                Shard
 	Agent                string
@@ -71,7 +70,7 @@ type EvalSettings struct {
 // ReadEvalSettings reads and checks the settings; noServe collects against
 // running servers (input required) instead of collating a split.
 func ReadEvalSettings(s config.Settings, noServe bool) (EvalSettings, error) {
-	e := EvalSettings{NoServe: noServe}
+	var e EvalSettings
 	var err error
 	str := func(key string, into *string) {
 		if err == nil {

@@ -49,7 +49,7 @@ func TestReadEvalSettings(t *testing.T) {
 		{name: "repeats per agent", tokens: []string{"++output_jsonl_fpath=r.jsonl", "++split=benchmark", "++num_repeats={a: 4, _default: null}"},
 			want: func(e *EvalSettings) { e.Repeats = Repeats{PerAgent: map[string]int{"a": 4, "_default": 1}} }},
 		{name: "no-serve needs an input, not a split", noServe: true, tokens: []string{"++output_jsonl_fpath=r.jsonl", "++input_jsonl_fpath=in.jsonl"},
-			want: func(e *EvalSettings) { e.Split, e.Input, e.NoServe = "", "in.jsonl", true }},
+			want: func(e *EvalSettings) { e.Split, e.Input = "", "in.jsonl" }},
 		{name: "every missing key named", tokens: nil, wantErr: "missing required configuration: output_jsonl_fpath, split.", usage: true},
 		{name: "no-serve's missing input", noServe: true, tokens: []string{"++output_jsonl_fpath=r.jsonl"}, wantErr: "missing required configuration: input_jsonl_fpath.", usage: true},
 		{name: "a bad shard is a usage error", tokens: []string{"++output_jsonl_fpath=r.jsonl", "++split=b", "++shard='3/2'"}, wantErr: `shard (--shard) is "3/2": the index must be from 0 to 1`, usage: true},
