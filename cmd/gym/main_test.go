@@ -39,7 +39,12 @@ func init() {
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"gym": func() { os.Exit(run(os.Args[1:])) },
+		"gym":              main,
+		"ng":               main,
+		"ng_dump_config":   main,
+		"nemo_gym_version": main,
+		"ng_reinstall":     main,
+		"ng_dum_config":    main,
 	})
 }
 

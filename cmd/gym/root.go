@@ -39,6 +39,8 @@ type globalFlags struct {
 
 func newCmdRoot(f *Factory) *cobra.Command {
 	g := &globalFlags{}
+	vopts := &versionOptions{IO: f.IOStreams, ws: f.Workspace, version: f.Version}
+	var showVersion bool
 	root := &cobra.Command{
 		Use:   "gym",
 		Short: "Start NeMo Gym servers, list benchmarks and run evaluations",
@@ -47,8 +49,10 @@ layered YAML configs (config_paths, env.yaml, +key=value overrides, ${...}
 interpolation) and resolves components across search roots.`,
 		Example: `  # Print the resolved config of a model server, with each value's origin
   gym env resolve --config responses_api_models/openai_model/configs/openai_model.yaml \
-    +policy_base_url=http://localhost:8000/v1 +policy_api_key=dummy +policy_model_name=m --show-origin`,
-		Version:       f.Version,
+    +policy_base_url=http://localhost:8000/v1 +policy_api_key=dummy +policy_model_name=m --show-origin
+
+  # The version, the Python and uv it would run Python servers with, and the system
+  gym --version --json`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -59,6 +63,18 @@ interpolation) and resolves components across search roots.`,
 	root.AddCommand(newCmdEnv(f, g), newCmdEval(f, g), newCmdServe(f), newCmdWatchdog())
 	root.AddCommand(newCmdList(f, nil), newCmdSearch(f, nil))
 	makeGroup(root)
+	root.Flags().BoolVar(&showVersion, "version", false, "show gym's version, the NeMo Gym version it follows, and the system, then exit")
+	root.Flags().BoolVar(&vopts.json, "json", false, "with --version, output as JSON")
+	listCommands := root.RunE
+	root.RunE = func(c *cobra.Command, args []string) error {
+		switch {
+		case showVersion:
+			return runVersion(c.Context(), vopts)
+		case vopts.json:
+			return usageErrorf("gym: --json applies to --version here; reporting commands take their own --json (gym list benchmarks --json)")
+		}
+		return listCommands(c, args)
+	}
 	return root
 }
 
