@@ -3,12 +3,15 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/nemo-gym-go/gym/internal/config"
+	"github.com/nemo-gym-go/gym/internal/config/override"
 	"github.com/nemo-gym-go/gym/internal/export"
 	"github.com/nemo-gym-go/gym/internal/iostreams"
 	"github.com/nemo-gym-go/gym/internal/rollout"
@@ -24,7 +27,11 @@ type aggregateOptions struct {
 	output      string
 	servers     bool
 	passthrough []string
+	flags       *pflag.FlagSet
 }
+
+// keyInputGlob is NeMo Gym's key for the shards to aggregate.
+const keyInputGlob = "input_glob"
 
 func newCmdEvalAggregate(f *Factory, g *globalFlags, runF func(context.Context, *aggregateOptions) error) *cobra.Command {
 	if runF == nil {
@@ -32,7 +39,7 @@ func newCmdEvalAggregate(f *Factory, g *globalFlags, runF func(context.Context, 
 	}
 	opts := &aggregateOptions{IO: f.IOStreams, ws: f.Workspace, globals: g}
 	cmd := &cobra.Command{
-		Use:   "aggregate -i GLOB[,GLOB...] -o OUT [flags] [+key=value ...]",
+		Use:   "aggregate --input-glob GLOB[,GLOB...] -o OUT [flags] [+key=value ...]",
 		Short: "Merge rollout shards and compute their aggregate metrics",
 		Long: `Read every rollouts file the globs match (comma-separated; each glob's matches
 sorted, duplicates dropped), sort the rollouts by task and rollout, write them
@@ -45,47 +52,76 @@ the rollouts were collected with. An agent the config does not name, or whose
 resources server is not a Go one, gets the baseline reward statistics only.
 With --servers, running servers (gym env start) compute them, as in NeMo Gym.`,
 		Example: `  # Shards of a split run, merged and scored offline
-  gym eval aggregate --benchmark mcqa_example -i 'results/shard_*.jsonl' -o results/all.jsonl`,
+  gym eval run --benchmark mcqa_example --model-type replay_model \
+    --split benchmark --shard 0/2 -o results/shard_0.jsonl
+  gym eval run --benchmark mcqa_example --model-type replay_model \
+    --split benchmark --shard 1/2 -o results/shard_1.jsonl
+  gym eval aggregate --benchmark mcqa_example --input-glob 'results/shard_*.jsonl' -o results/all.jsonl
+
+  # The same with NeMo Gym's keys
+  gym eval aggregate --benchmark mcqa_example +input_glob='results/shard_*.jsonl' +output_jsonl_fpath=results/all.jsonl`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.passthrough = args
 			return runF(cmd.Context(), opts)
 		},
 	}
 	opts.config.register(cmd.Flags())
-	cmd.Flags().StringVarP(&opts.inputs, "input", "i", "", "rollouts files: globs separated by commas (required)")
-	cmd.Flags().StringVarP(&opts.output, "output", "o", "", "merged rollouts file to write (required)")
+	cmd.Flags().StringVarP(&opts.inputs, "input-glob", "i", "", "rollouts files: globs separated by commas (input_glob; required)")
+	cmd.Flags().StringVar(&opts.inputs, "input", "", "the same as --input-glob")
+	_ = cmd.Flags().MarkHidden("input")
+	cmd.Flags().StringVarP(&opts.output, "output", "o", "", "merged rollouts file to write (output_jsonl_fpath; required)")
+	opts.flags = cmd.Flags()
 	cmd.Flags().BoolVar(&opts.servers, "servers", false, "ask the running servers (through the head server) instead of computing in process")
 	return cmd
 }
 
 func runEvalAggregate(ctx context.Context, opts *aggregateOptions) error {
-	var missing []string
-	if opts.inputs == "" {
-		missing = append(missing, "input")
+	var own []string
+	if opts.flags != nil && (opts.flags.Changed("input-glob") || opts.flags.Changed("input")) {
+		own = append(own, "++"+keyInputGlob+"="+override.Quote(opts.inputs))
 	}
-	if opts.output == "" {
-		missing = append(missing, "output")
+	if opts.flags != nil && opts.flags.Changed("output") {
+		own = append(own, "++"+rollout.KeyOutput+"="+override.Quote(opts.output))
 	}
-	if len(missing) > 0 {
-		return &config.MissingSettingsError{Keys: missing}
-	}
-	res, roots, err := opts.ws.loadConfig(ctx, opts.IO.ErrOut, &opts.config, opts.globals.verbose, nil, opts.passthrough, config.Request{Seed: dummyPolicy()})
+	res, roots, err := opts.ws.loadConfig(ctx, opts.IO.ErrOut, &opts.config, opts.globals.verbose, own, opts.passthrough, config.Request{Seed: dummyPolicy()})
 	if err != nil {
 		return err
 	}
 	s := config.Settings{Result: res}
+	inputs, err := s.String(keyInputGlob)
+	if err != nil {
+		return err
+	}
+	outputPath, err := s.String(rollout.KeyOutput)
+	if err != nil {
+		return err
+	}
+	var missing []string
+	if inputs == "" {
+		missing = append(missing, keyInputGlob)
+	}
+	if outputPath == "" {
+		missing = append(missing, rollout.KeyOutput)
+	}
+	if len(missing) > 0 {
+		return &config.MissingSettingsError{Keys: missing}
+	}
 	merge := true
 	if n, _ := s.Node("merge_shards"); n != nil {
 		merge = config.Truthy(n)
 	}
-	files, skipped, err := expandGlobs(opts.inputs, roots)
+	files, skipped, err := expandGlobs(inputs, roots)
 	if err != nil {
 		return err
 	}
 	if len(skipped) > 0 {
 		fmt.Fprintf(opts.IO.ErrOut, "Note: skipped %d of gym's own side files the globs matched: %s\n", len(skipped), strings.Join(skipped, ", "))
 	}
-	output := roots.abs(opts.output)
+	output := roots.abs(outputPath)
+	// NeMo Gym makes the output's directory, so a fresh results folder works.
+	if err := os.MkdirAll(filepath.Dir(output), 0o777); err != nil {
+		return err
+	}
 	if merge {
 		n, err := rollout.MergeShards(files, output)
 		if err != nil {
@@ -156,11 +192,11 @@ func expandGlobs(list string, roots commandRoots) (files, skipped []string, err 
 			return nil, nil, fmt.Errorf("bad glob %q: %w", pattern, err)
 		}
 		if len(matches) == 0 {
-			return nil, nil, fmt.Errorf("no file matches %q (--input)", pattern)
+			return nil, nil, fmt.Errorf("no file matches %q (input_glob)", pattern)
 		}
 		literal := len(matches) == 1 && matches[0] == roots.abs(pattern)
 		if literal && rollout.IsSideFile(matches[0]) {
-			return nil, nil, fmt.Errorf("%s is a file gym writes beside a run's rollouts, not rollouts (--input)", matches[0])
+			return nil, nil, fmt.Errorf("%s is a file gym writes beside a run's rollouts, not rollouts (input_glob)", matches[0])
 		}
 		for _, m := range matches {
 			switch {
@@ -174,7 +210,7 @@ func expandGlobs(list string, roots commandRoots) (files, skipped []string, err 
 		}
 	}
 	if len(files) == 0 {
-		return nil, nil, fmt.Errorf("--input %q matches no rollouts file", list)
+		return nil, nil, fmt.Errorf("input_glob %q matches no rollouts file", list)
 	}
 	return files, skipped, nil
 }

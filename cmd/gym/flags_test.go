@@ -133,6 +133,18 @@ func TestEvalAggregateFlags(t *testing.T) {
 					t.Errorf("%+v", o)
 				}
 			}},
+		{name: "NeMo Gym's --input-glob, and gym's older --input", args: []string{"--input-glob", "r/*.jsonl", "--output", "all.jsonl"},
+			check: func(t *testing.T, o *aggregateOptions) {
+				if o.inputs != "r/*.jsonl" || o.output != "all.jsonl" || !o.flags.Changed("input-glob") {
+					t.Errorf("%+v", o)
+				}
+			}},
+		{name: "the hidden --input is the same setting", args: []string{"--input", "r/*.jsonl"},
+			check: func(t *testing.T, o *aggregateOptions) {
+				if o.inputs != "r/*.jsonl" || !o.flags.Changed("input") {
+					t.Errorf("%+v", o)
+				}
+			}},
 	}, func(f *Factory, runF func(context.Context, *aggregateOptions) error) *cobra.Command {
 		return newCmdEvalAggregate(f, &globalFlags{}, runF)
 	})

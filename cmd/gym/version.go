@@ -29,13 +29,13 @@ type versionOptions struct {
 // facts: the system block keeps NeMo Gym's keys; the Python packages it
 // lists give way to the tools gym runs Python servers with.
 type versionReport struct {
-	Gym               string            `json:"gym"`
-	NemoGymCompatible string            `json:"nemo_gym_compatible"`
-	Go                string            `json:"go"`
-	Executable        string            `json:"executable"`
-	InstallationPath  string            `json:"installation_path"`
+	Gym               string             `json:"gym"`
+	NemoGymCompatible string             `json:"nemo_gym_compatible"`
+	Go                string             `json:"go"`
+	Executable        string             `json:"executable"`
+	InstallationPath  string             `json:"installation_path"`
 	Dependencies      map[string]*string `json:"dependencies"`
-	System            systemReport      `json:"system"`
+	System            systemReport       `json:"system"`
 }
 
 type systemReport struct {
