@@ -308,3 +308,23 @@ func TestListFlags(t *testing.T) {
 		return newCmdSearch(f, func(o *listOptions) error { return runF(context.Background(), o) })
 	})
 }
+
+func TestPositionalArgumentErrorsAreUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"list", "benchmarks", "a", "b"},
+		{"search", "agents", "x", "y"},
+		{"eval", "export", "stray"},
+		{"eval", "cancel"},
+		{"serve", "a", "b"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			_, err := parse(t, newCmdRoot(testFactory(t)), args)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if code := exitCode(err, nil, false, io.Discard); code != exitUsage {
+				t.Errorf("%v: exit %d, want %d", err, code, exitUsage)
+			}
+		})
+	}
+}

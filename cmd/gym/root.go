@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/signal"
 	"sort"
@@ -63,6 +64,7 @@ interpolation) and resolves components across search roots.`,
 	root.AddCommand(newCmdEnv(f, g), newCmdEval(f, g), newCmdServe(f), newCmdWatchdog())
 	root.AddCommand(newCmdList(f, nil), newCmdSearch(f, nil))
 	makeGroup(root)
+	positionalErrorsAreUsage(root)
 	root.Flags().BoolVar(&showVersion, "version", false, "show gym's version, the NeMo Gym version it follows, and the system, then exit")
 	root.Flags().BoolVar(&vopts.json, "json", false, "with --version, output as JSON")
 	listCommands := root.RunE
@@ -111,6 +113,25 @@ func makeGroup(cmd *cobra.Command) {
 	}
 	cmd.RunE = func(c *cobra.Command, _ []string) error { return c.Help() }
 	cmd.DisableSuggestions = true
+}
+
+// positionalErrorsAreUsage makes a wrong number of positional arguments
+// a usage error (exit 2), as argparse treats it, in every command of the
+// tree; cobra's own validators return plain errors.
+func positionalErrorsAreUsage(cmd *cobra.Command) {
+	if check := cmd.Args; check != nil {
+		cmd.Args = func(c *cobra.Command, args []string) error {
+			err := check(c, args)
+			var usage *usageError
+			if err == nil || errors.As(err, &usage) {
+				return err
+			}
+			return usageErrorf("%s: %v (see '%s --help')", c.CommandPath(), err, c.CommandPath())
+		}
+	}
+	for _, sub := range cmd.Commands() {
+		positionalErrorsAreUsage(sub)
+	}
 }
 
 // flagError turns pflag's "unknown flag" into argparse's wording with a
