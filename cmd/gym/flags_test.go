@@ -328,3 +328,19 @@ func TestPositionalArgumentErrorsAreUsage(t *testing.T) {
 		})
 	}
 }
+
+func TestJSONBeforeTheCommand(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"--json list benchmarks", "list benchmarks --json"},
+		{"-v --json search agents x", "-v search agents x --json"},
+		{"--json --version", "--json --version"},
+		{"--version --json", "--version --json"},
+		{"--json", "--json"},
+		{"list --json benchmarks", "list --json benchmarks"},
+		{"eval run +x=--json", "eval run +x=--json"},
+	} {
+		if got := strings.Join(jsonAfterCommand(strings.Fields(tc.in)), " "); got != tc.want {
+			t.Errorf("%q → %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

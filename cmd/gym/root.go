@@ -28,9 +28,33 @@ func run(args []string) int {
 	}()
 	f := newFactory()
 	root := newCmdRoot(f)
-	root.SetArgs(args)
+	root.SetArgs(jsonAfterCommand(args))
 	cmd, err := root.ExecuteContextC(ctx)
 	return exitCode(err, context.Cause(ctx), cmd != nil && cmd.Annotations[interruptIsTheEnd] == "true", f.IOStreams.ErrOut)
+}
+
+// jsonAfterCommand moves a --json given before the command (gym --json
+// list benchmarks) after it, where the reporting command's own --json
+// takes it, as NeMo Gym's parser lets a pre-command --json reach the
+// command; with --version it stays the root's.
+func jsonAfterCommand(args []string) []string {
+	at := -1
+	for i, a := range args {
+		if !strings.HasPrefix(a, "-") {
+			break
+		}
+		switch a {
+		case "--version":
+			return args
+		case "--json":
+			at = i
+		}
+	}
+	if at < 0 || at == len(args)-1 {
+		return args
+	}
+	moved := append(append([]string(nil), args[:at]...), args[at+1:]...)
+	return append(moved, "--json")
 }
 
 // globalFlags are accepted before or after the subcommand.
