@@ -17,6 +17,7 @@ var legacyCommands = map[string][]string{
 	"run":                          {"env", "start"},
 	"test":                         {"env", "test"},
 	"test_all":                     {"env", "test", "--all"},
+	"dev_test":                     {"dev", "test"},
 	"init_resources_server":        {"env", "init"},
 	"list_benchmarks":              {"list", "benchmarks"},
 	"prepare_benchmark":            {"eval", "prepare"},
@@ -41,10 +42,9 @@ var legacyCommands = map[string][]string{
 }
 
 // legacyWithoutEquivalent are NeMo Gym legacy scripts that manage NeMo
-// Gym's own Python checkout; a gym binary has nothing they could do.
+// Gym's own Python install; a gym binary has nothing they could do.
 var legacyWithoutEquivalent = map[string]string{
 	"reinstall": "gym is one binary: reinstall it with `go install` or replace the file",
-	"dev_test":  "it runs NeMo Gym's own unit tests; gym's are `go test ./...` in its checkout",
 }
 
 // commandLine turns the name the binary was invoked under and its
