@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/nemo-gym-go/gym/internal/config"
 	"github.com/nemo-gym-go/gym/internal/config/override"
 	"github.com/nemo-gym-go/gym/internal/launcher"
 	"github.com/nemo-gym-go/gym/internal/resolve"
@@ -13,30 +14,39 @@ import (
 // configFlags are the flags every config-reading command shares; each
 // becomes a Hydra override token as NeMo Gym's CLI translates it.
 type configFlags struct {
-	configs         []string
-	searchDirs      []string
-	benchmark       string
-	environment     string
-	resourcesServer string
-	modelType       string
-	model           string
-	modelURL        string
-	modelAPIKey     string
-	builtinServers  string
+	configs                 []string
+	searchDirs              []string
+	benchmarks              []string
+	environments            []string
+	resourcesServers        []string
+	modelType               string
+	agentType               string
+	allowUnsupportedPairing bool
+	model                   string
+	modelURL                string
+	modelAPIKey             string
+	builtinServers          string
 }
 
 // register declares the flags in NeMo Gym's declaration order, which is
 // also the order their tokens take.
 func (c *configFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&c.configs, "config", nil, "config file to load (repeatable; relative to the search roots)")
-	fs.StringVar(&c.benchmark, "benchmark", "", "load benchmarks/`NAME`/config.yaml (NAME/flavor picks benchmarks/NAME/flavor.yaml)")
-	fs.StringVar(&c.environment, "environment", "", "load environments/`NAME`/config.yaml")
-	fs.StringVar(&c.resourcesServer, "resources-server", "", "load resources_servers/`NAME`/configs/NAME.yaml (NAME/flavor for another config)")
+	fs.StringArrayVar(&c.benchmarks, "benchmark", nil, "load benchmarks/`NAME`/config.yaml (NAME/flavor picks benchmarks/NAME/flavor.yaml; repeatable: several compose)")
+	fs.StringArrayVar(&c.environments, "environment", nil, "load environments/`NAME`/config.yaml (repeatable)")
+	fs.StringArrayVar(&c.resourcesServers, "resources-server", nil, "load resources_servers/`NAME`/configs/NAME.yaml (NAME/flavor for another config; repeatable)")
 	fs.StringVar(&c.modelType, "model-type", "", "load responses_api_models/`NAME`/configs/NAME.yaml (NAME/flavor for another config)")
 	fs.StringArrayVar(&c.searchDirs, "search-dir", nil, "extra search root, searched before NEMO_GYM_EXTRA_ROOTS, the cwd and the install root (repeatable)")
 	fs.StringVarP(&c.model, "model", "m", "", "policy model name (sets policy_model_name)")
 	fs.StringVar(&c.modelURL, "model-url", "", "policy model base URL (sets policy_base_url)")
 	fs.StringVar(&c.modelAPIKey, "model-api-key", "", "policy model API key (sets policy_api_key)")
+}
+
+// registerAgentType declares --agent-type and --allow-unsupported-pairing,
+// for the commands that compose a run's servers.
+func (c *configFlags) registerAgentType(fs *pflag.FlagSet) {
+	fs.StringVar(&c.agentType, "agent-type", "", "load responses_api_agents/`NAME`/configs/NAME.yaml (NAME/flavor for another config): that agent runs the selected environment or benchmark in place of its own")
+	fs.BoolVar(&c.allowUnsupportedPairing, "allow-unsupported-pairing", false, "run even if the resources server does not declare support for the agent or model type (sets allow_unsupported_pairing)")
 }
 
 // registerFilesOnly declares only --config and --search-dir, for a command
@@ -65,23 +75,26 @@ func (c *configFlags) overrides(roots *resolve.Roots, verbose bool, passthrough 
 	}
 	paths := append([]string{}, c.configs...)
 	for _, sel := range []struct {
-		kind  resolve.Selector
-		value string
+		kind   resolve.Selector
+		values []string
 	}{
-		{resolve.Benchmark, c.benchmark},
-		{resolve.Environment, c.environment},
-		{resolve.ResourcesServer, c.resourcesServer},
-		{resolve.ModelType, c.modelType},
+		{resolve.Benchmark, c.benchmarks},
+		{resolve.Environment, c.environments},
+		{resolve.ResourcesServer, c.resourcesServers},
+		{resolve.ModelType, []string{c.modelType}},
+		{resolve.AgentType, []string{c.agentType}},
 	} {
-		if sel.value == "" {
-			continue
+		for _, value := range sel.values {
+			if value == "" {
+				continue
+			}
+			p, warn, err := roots.Select(sel.kind, value)
+			if err != nil {
+				return nil, nil, err
+			}
+			warnings = append(warnings, warn...)
+			paths = append(paths, p)
 		}
-		p, warn, err := roots.Select(sel.kind, sel.value)
-		if err != nil {
-			return nil, nil, err
-		}
-		warnings = append(warnings, warn...)
-		paths = append(paths, p)
 	}
 	quoted := make([]string, len(paths))
 	for i, p := range paths {
@@ -104,6 +117,9 @@ func (c *configFlags) overrides(roots *resolve.Roots, verbose bool, passthrough 
 	}
 	if len(quoted) > 0 {
 		tokens = append(tokens, "+config_paths=["+strings.Join(quoted, ",")+"]")
+	}
+	if c.allowUnsupportedPairing {
+		tokens = append(tokens, "+"+config.AllowUnsupportedPairingKey+"=true")
 	}
 	for _, kv := range []struct{ key, value string }{
 		{"policy_model_name", c.model},

@@ -14,7 +14,8 @@ import (
 // NeMo Gym's override tokens, in its order.
 func TestOverrides(t *testing.T) {
 	root := t.TempDir()
-	for _, rel := range []string{"benchmarks/gsm8k/config.yaml", "responses_api_models/vllm_model/configs/vllm_model.yaml"} {
+	for _, rel := range []string{"benchmarks/gsm8k/config.yaml", "benchmarks/aime24/config.yaml", "responses_api_models/vllm_model/configs/vllm_model.yaml",
+		"responses_api_agents/simple_agent/configs/simple_agent.yaml", "responses_api_agents/simple_agent/configs/fast.yaml"} {
 		p := filepath.Join(root, rel)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
@@ -46,10 +47,21 @@ func TestOverrides(t *testing.T) {
 		},
 		{
 			name:        "T64 selectors after configs, raw config_paths tokens last",
-			flags:       configFlags{configs: []string{"extra.yaml"}, benchmark: "gsm8k", modelType: "vllm_model"},
+			flags:       configFlags{configs: []string{"extra.yaml"}, benchmarks: []string{"gsm8k"}, modelType: "vllm_model"},
 			passthrough: []string{"++x=1", "+config_paths=[c.yaml,,d.yaml]"},
 			want: []string{"+config_paths=[extra.yaml," + root + "/benchmarks/gsm8k/config.yaml," +
 				root + "/responses_api_models/vllm_model/configs/vllm_model.yaml,c.yaml,d.yaml]", "++x=1"},
+		},
+		{
+			name:  "repeated selectors compose in order, the agent type last; the pairing waiver before the model flags",
+			flags: configFlags{benchmarks: []string{"gsm8k", "aime24"}, agentType: "simple_agent/fast", allowUnsupportedPairing: true, model: "m"},
+			want: []string{"+config_paths=[" + root + "/benchmarks/gsm8k/config.yaml," + root + "/benchmarks/aime24/config.yaml," +
+				root + "/responses_api_agents/simple_agent/configs/fast.yaml]", "+allow_unsupported_pairing=true", "+policy_model_name='m'"},
+		},
+		{
+			name:  "an agent type's default flavor is its own name",
+			flags: configFlags{agentType: "simple_agent"},
+			want:  []string{"+config_paths=[" + root + "/responses_api_agents/simple_agent/configs/simple_agent.yaml]"},
 		},
 		{
 			name:        "builtin servers after the model flags, before passthrough",

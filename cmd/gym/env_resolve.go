@@ -50,6 +50,7 @@ values masked.`,
 		},
 	}
 	opts.config.register(cmd.Flags())
+	opts.config.registerAgentType(cmd.Flags())
 	cmd.Flags().BoolVar(&opts.showOrigin, "show-origin", false, "show beside every value where it came from (file:line, cli: +k=v, default)")
 	return cmd
 }

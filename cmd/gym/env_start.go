@@ -55,6 +55,7 @@ its own stops the rest and exits 1.`,
 		},
 	}
 	opts.config.register(cmd.Flags())
+	opts.config.registerAgentType(cmd.Flags())
 	opts.config.registerBuiltinServers(cmd.Flags())
 	cmd.Flags().DurationVar(&opts.grace, "shutdown-grace", defaultShutdownGrace, "how long servers get to stop after SIGTERM before SIGKILL")
 	return cmd
@@ -86,6 +87,7 @@ error; nothing is reported ready that was not built.`,
 		},
 	}
 	opts.config.register(cmd.Flags())
+	opts.config.registerAgentType(cmd.Flags())
 	opts.config.registerBuiltinServers(cmd.Flags())
 	return cmd
 }

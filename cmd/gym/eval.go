@@ -110,6 +110,7 @@ aggregate' are the whole run, with its metrics.`,
 	}
 	fs := cmd.Flags()
 	opts.config.register(fs)
+	opts.config.registerAgentType(fs)
 	opts.config.registerBuiltinServers(fs)
 	fs.BoolVar(&opts.noServe, "no-serve", false, "collect against servers already started with 'gym env start'")
 	fs.BoolVar(&opts.resume, "resume", false, "continue an earlier run of the same output: run only the rollouts it is missing")
@@ -181,6 +182,9 @@ type evalRun struct {
 func runEvalRun(ctx context.Context, opts *runOptions) error {
 	if opts.noServe && opts.config.builtinServers != "" {
 		return usageErrorf("--builtin-servers chooses how gym starts servers; with --no-serve it starts none")
+	}
+	if opts.noServe && opts.config.agentType != "" {
+		return usageErrorf("`--agent-type` chooses which agent runs the task, which is settled once the servers are running, so it cannot be combined with `--no-serve`. Use `--agent` to name one of them.")
 	}
 	if opts.IO.IsStderrTTY() && !opts.jsonProgress {
 		// The bar, server lines, the rollout log and retry warnings all

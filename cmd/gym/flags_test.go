@@ -226,7 +226,7 @@ func TestEnvFlags(t *testing.T) {
 	runFlagCases(t, []flagCase[resolveOptions]{
 		{name: "selectors, origin and overrides", args: []string{"--benchmark", "gsm8k", "--model-type", "vllm_model", "--show-origin", "+x=1"},
 			check: func(t *testing.T, o *resolveOptions) {
-				if o.config.benchmark != "gsm8k" || o.config.modelType != "vllm_model" || !o.showOrigin || !reflect.DeepEqual(o.passthrough, []string{"+x=1"}) {
+				if !reflect.DeepEqual(o.config.benchmarks, []string{"gsm8k"}) || o.config.modelType != "vllm_model" || !o.showOrigin || !reflect.DeepEqual(o.passthrough, []string{"+x=1"}) {
 					t.Errorf("%+v", o)
 				}
 			}},

@@ -123,7 +123,7 @@ func TestComposeUnboundAgent(t *testing.T) {
 			extra: "env: {resources_servers: {env: {allowed_agents: [simple_agent, tau2_agent]}}}",
 			err: []string{"'hermes_agent' is not declared compatible with 1 of the agent instance(s) it would replace",
 				"  - env_simple_agent uses env and accepts simple_agent, tau2_agent (allowed_agents at test.yaml:1)",
-				"Select one of: simple_agent, tau2_agent. Or pass +allow_unsupported_pairing=true"},
+				"Select one of: simple_agent, tau2_agent. Or pass --allow-unsupported-pairing"},
 		},
 		{
 			name:  "allowed_agents with it passes",

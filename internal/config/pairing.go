@@ -21,7 +21,7 @@ const (
 	// "0" or "false" (any case).
 	AllowUnsupportedPairingEnv = "NEMO_GYM_ALLOW_UNSUPPORTED_PAIRING"
 
-	pairingBypassHint = "Or pass +" + AllowUnsupportedPairingKey + "=true (or set " + AllowUnsupportedPairingEnv + "=1) to bypass the check."
+	pairingBypassHint = "Or pass --allow-unsupported-pairing (or set " + AllowUnsupportedPairingEnv + "=1) to bypass the check."
 )
 
 // agentInstance is a top-level block holding exactly one agent

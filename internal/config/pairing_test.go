@@ -41,7 +41,7 @@ func TestModelPairing(t *testing.T) {
 				"The selected Gym model-server adapter is not compatible with this workload:",
 				"  - agent 'asr_agent' uses model server 'policy_model' (type 'openai_model'), but resources server 'asr' accepts only: vllm_model, local_vllm_model (allowed_model_types at test.yaml:7)",
 				"Select a compatible model adapter (for example, --model-type vllm_model). Supported model types: vllm_model, local_vllm_model.",
-				"+allow_unsupported_pairing=true (or set NEMO_GYM_ALLOW_UNSUPPORTED_PAIRING=1)",
+				"--allow-unsupported-pairing (or set NEMO_GYM_ALLOW_UNSUPPORTED_PAIRING=1)",
 			},
 		},
 		{

@@ -13,8 +13,8 @@ import (
 )
 
 // Selector is one of the asset-selector flags (`--benchmark`, `--environment`,
-// `--resources-server`, `--model-type`) that name a config instead of giving
-// its path.
+// `--resources-server`, `--model-type`, `--agent-type`) that name a config
+// instead of giving its path.
 type Selector int
 
 const (
@@ -22,6 +22,7 @@ const (
 	Environment
 	ResourcesServer
 	ModelType
+	AgentType
 )
 
 type selectorSpec struct {
@@ -40,6 +41,8 @@ func (s Selector) spec() selectorSpec {
 		return selectorSpec{"resources-server", "resources_servers", "configs", ""}
 	case ModelType:
 		return selectorSpec{"model-type", "responses_api_models", "configs", ""}
+	case AgentType:
+		return selectorSpec{"agent-type", "responses_api_agents", "configs", ""}
 	}
 	panic(fmt.Sprintf("resolve: unknown Selector %d", int(s)))
 }
