@@ -48,6 +48,7 @@ type runOptions struct {
 	noServe bool
 	// Flags that become config keys; set only when given.
 	resume, disableAggregation, jsonProgress bool
+	interleaveRepeats                        bool
 	agent, input, output, numRepeats         string
 	promptConfig, split, shard               string
 	limit, concurrency, maxRetries           int
@@ -120,6 +121,7 @@ aggregate' are the whole run, with its metrics.`,
 	fs.IntVar(&opts.limit, "limit", 0, "use only the first N input rows (limit)")
 	fs.StringVar(&opts.shard, "shard", "", "run only part `I/N` of the tasks, those whose index % N is I, such as 2/4 (shard)")
 	fs.StringVar(&opts.numRepeats, "num-repeats", "", "rollouts per row: N, or a map such as '{my_agent: 4, _default: 1}' (num_repeats)")
+	fs.BoolVar(&opts.interleaveRepeats, "interleave-repeats", false, "dispatch the repeats round by round (abcabc) rather than each task's back to back (aabbcc) (interleave_repeats)")
 	fs.StringVar(&opts.promptConfig, "prompt-config", "", "prompt YAML {system, user} rendered from each row's fields (prompt_config)")
 	fs.IntVar(&opts.concurrency, "concurrency", 0, fmt.Sprintf("rollouts in flight at once (num_samples_in_parallel; default %d)", rollout.DefaultConcurrency))
 	fs.StringVar(&opts.split, "split", "", "dataset type to collect without --no-serve: train, validation or benchmark (split)")
@@ -153,6 +155,7 @@ func (o *runOptions) tokens() []string {
 		numRepeats = override.Quote(numRepeats)
 	}
 	set("num-repeats", rollout.KeyNumRepeats, numRepeats)
+	set("interleave-repeats", rollout.KeyInterleaveRepeats, "true")
 	set("prompt-config", rollout.KeyPromptConfig, override.Quote(o.promptConfig))
 	set("concurrency", rollout.KeyConcurrency, strconv.Itoa(o.concurrency))
 	set("split", rollout.KeySplit, override.Quote(o.split))
@@ -312,7 +315,7 @@ func (r *evalRun) collect(ctx context.Context, input, inputFlag string) error {
 	mo := rollout.MaterializeOptions{
 		InputPath: input, InputFlag: inputFlag, Warnings: ios.ErrOut,
 		AgentName: es.Agent, Limit: es.Limit, Shard: es.Shard, Repeats: es.Repeats,
-		AddSeed: es.AddSeed, Overrides: es.Overrides,
+		AddSeed: es.AddSeed, Interleave: es.InterleaveRepeats, Overrides: es.Overrides,
 	}
 	if es.PromptConfig != "" {
 		var err error

@@ -109,6 +109,15 @@ func TestEvalRunFlags(t *testing.T) {
 					t.Errorf("passthrough %q", o.passthrough)
 				}
 			}},
+		{name: "interleaved repeats, the agent type and the pairing waiver", args: []string{"--num-repeats", "2", "--interleave-repeats", "--agent-type", "hermes_agent", "--allow-unsupported-pairing"},
+			check: func(t *testing.T, o *runOptions) {
+				if got := o.tokens(); !reflect.DeepEqual(got, []string{"++num_repeats='2'", "++interleave_repeats=true"}) {
+					t.Errorf("tokens %q", got)
+				}
+				if o.config.agentType != "hermes_agent" || !o.config.allowUnsupportedPairing {
+					t.Errorf("config flags %+v", o.config)
+				}
+			}},
 		{name: "a number of repeats is quoted", args: []string{"--num-repeats", "4", "--no-serve", "--resume"},
 			check: func(t *testing.T, o *runOptions) {
 				if got := o.tokens(); !reflect.DeepEqual(got, []string{"++resume_from_cache=true", "++num_repeats='4'"}) {

@@ -23,6 +23,7 @@ const (
 	KeyShard              = "shard"
 	KeyNumRepeats         = "num_repeats"
 	KeyAddSeed            = "num_repeats_add_seed"
+	KeyInterleaveRepeats  = "interleave_repeats"
 	KeyPromptConfig       = "prompt_config"
 	KeyConcurrency        = "num_samples_in_parallel"
 	KeySplit              = "split"
@@ -55,6 +56,8 @@ type EvalSettings struct {
 	Limit                int
 	Repeats              Repeats
 	AddSeed              bool
+	// InterleaveRepeats dispatches the repeats round by round.
+	InterleaveRepeats bool
 	// Overrides is responses_create_params as a JSON object; nil for none.
 	Overrides          json.RawMessage
 	PromptConfig       string
@@ -94,6 +97,7 @@ func ReadEvalSettings(s config.Settings, noServe bool) (EvalSettings, error) {
 	str(KeyPromptConfig, &e.PromptConfig)
 	boolean(KeyResume, &e.Resume)
 	boolean(KeyAddSeed, &e.AddSeed)
+	boolean(KeyInterleaveRepeats, &e.InterleaveRepeats)
 	boolean(KeyDisableAggregation, &e.DisableAggregation)
 	boolean(KeyReuseCollation, &e.ReuseCollation)
 	integer(KeyLimit, 0, &e.Limit)

@@ -37,11 +37,12 @@ func TestReadEvalSettings(t *testing.T) {
 	}{
 		{name: "defaults", tokens: []string{"++output_jsonl_fpath=r.jsonl", "++split=benchmark"}, want: func(*EvalSettings) {}},
 		{name: "every key", tokens: []string{"++output_jsonl_fpath=r.jsonl", "++split=benchmark", "++limit=4", "++num_repeats=3",
-			"++num_samples_in_parallel='8'", "++resume_from_cache=true", "++shard='1/4'", "++agent_name=a", "++num_repeats_add_seed=true",
+			"++num_samples_in_parallel='8'", "++resume_from_cache=true", "++shard='1/4'", "++agent_name=a", "++num_repeats_add_seed=true", "++interleave_repeats=true",
 			"++responses_create_params={temperature: 0.5}", "++rollout_timeout_seconds=1.5", "++rollout_max_retries=0", "++prompt_config=p.yaml",
 			"++disable_aggregation=true", "++reuse_existing_data_preparation=true", "++fan_out=2"},
 			want: func(e *EvalSettings) {
 				e.Limit, e.Repeats, e.Concurrency, e.Resume, e.Shard, e.Agent, e.AddSeed = 4, Repeats{All: 3}, 8, true, Shard{Index: 1, Count: 4}, "a", true
+				e.InterleaveRepeats = true
 				e.Overrides = []byte(`{"temperature":0.5}`)
 				e.ClientSettings = ClientSettings{Timeout: 1500 * time.Millisecond, MaxRetries: 0}
 				e.PromptConfig, e.DisableAggregation, e.ReuseCollation, e.Ignored = "p.yaml", true, true, []string{"fan_out"}

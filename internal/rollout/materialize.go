@@ -72,7 +72,11 @@ type MaterializeOptions struct {
 	// AddSeed is num_repeats_add_seed: each rollout's extra_body gets its
 	// rollout index as the seed.
 	AddSeed bool
-	Prompt  *Prompt
+	// Interleave is interleave_repeats: the rollouts are written (and so
+	// dispatched) round by round, every task's rollout 0 first (abcabc,
+	// not aabbcc), each round in input order.
+	Interleave bool
+	Prompt     *Prompt
 	// Overrides is the responses_create_params config object, merged over
 	// each row's own (top-level keys only, overrides win); nil for none.
 	Overrides json.RawMessage
@@ -104,7 +108,16 @@ func Materialize(ctx context.Context, o MaterializeOptions) (MaterializeStats, e
 	defer in.Close()
 
 	m := &materializer{o: o, taskOf: map[[16]byte]int64{}, rollouts: map[int64]int{}, agentsSeen: map[string]bool{}}
-	err = jsonl.WriteFileAtomic(o.OutputPath, func(w *bufio.Writer) error {
+	err = jsonl.WriteFileAtomic(o.OutputPath, func(out *bufio.Writer) error {
+		w := io.Writer(out)
+		if o.Interleave {
+			spill, err := newRoundSpill(o.OutputPath)
+			if err != nil {
+				return err
+			}
+			defer spill.Close()
+			m.spill, w = spill, spill
+		}
 		lr := newLineReader(in, o.InputPath)
 		for o.Limit <= 0 || lr.Line < o.Limit {
 			if err := ctx.Err(); err != nil {
@@ -122,7 +135,13 @@ func Materialize(ctx context.Context, o MaterializeOptions) (MaterializeStats, e
 			}
 		}
 		stats.Rows = lr.Line
-		return m.problems()
+		if err := m.problems(); err != nil {
+			return err
+		}
+		if m.spill != nil {
+			return m.spill.writeRounds(out)
+		}
+		return nil
 	})
 	stats.Tasks, stats.Rollouts = len(m.rollouts), m.written
 	if err != nil {
@@ -151,6 +170,7 @@ type materializer struct {
 	noRepeats    []int
 	noRepeatsFor map[string]bool
 	buf          bytes.Buffer
+	spill        *roundSpill // set when interleaving
 }
 
 func (m *materializer) row(lr *lineReader, line []byte, w io.Writer) error {
@@ -270,6 +290,9 @@ func (m *materializer) row(lr *lineReader, line []byte, w io.Writer) error {
 			return err
 		}
 		m.buf.WriteByte('\n')
+		if m.spill != nil {
+			m.spill.round(rollout, m.buf.Len())
+		}
 		if _, err := w.Write(m.buf.Bytes()); err != nil {
 			return err
 		}

@@ -55,6 +55,21 @@ func TestMaterialize(t *testing.T) {
 `,
 		},
 		{
+			name: "interleave_repeats writes round by round (abcabc), each round in input order; a task with fewer repeats drops out",
+			input: `{"responses_create_params":{},"agent_ref":{"name":"b"},"q":"a"}` + "\n" +
+				`{"responses_create_params":{},"agent_ref":{"name":"c"},"q":"b"}` + "\n" +
+				`{"responses_create_params":{},"agent_ref":{"name":"b"},"q":"c"}` + "\n",
+			opts: MaterializeOptions{Interleave: true, Repeats: Repeats{PerAgent: map[string]int{"b": 3, "c": 1}}},
+			want: `{"responses_create_params":{},"agent_ref":{"name":"b"},"q":"a","_ng_task_index":0,"_ng_rollout_index":0}
+{"responses_create_params":{},"agent_ref":{"name":"c"},"q":"b","_ng_task_index":1,"_ng_rollout_index":0}
+{"responses_create_params":{},"agent_ref":{"name":"b"},"q":"c","_ng_task_index":2,"_ng_rollout_index":0}
+{"responses_create_params":{},"agent_ref":{"name":"b"},"q":"a","_ng_task_index":0,"_ng_rollout_index":1}
+{"responses_create_params":{},"agent_ref":{"name":"b"},"q":"c","_ng_task_index":2,"_ng_rollout_index":1}
+{"responses_create_params":{},"agent_ref":{"name":"b"},"q":"a","_ng_task_index":0,"_ng_rollout_index":2}
+{"responses_create_params":{},"agent_ref":{"name":"b"},"q":"c","_ng_task_index":2,"_ng_rollout_index":2}
+`,
+		},
+		{
 			name:  "per-agent repeats with a default",
 			input: `{"responses_create_params":{},"agent_ref":{"name":"b"}}` + "\n" + `{"responses_create_params":{},"agent_ref":{"name":"c"}}` + "\n",
 			opts:  MaterializeOptions{Repeats: Repeats{PerAgent: map[string]int{"b": 2, "_default": 1}}},

@@ -9,6 +9,6 @@ var NeMoGymOnlyKeys = []string{
 	"disable_health_check", "health_check_workers", "health_check_ignored_checks",
 	"count_failure_classes_as_zero", "count_missing_rollouts_as_zero", "route_failures_to_sidecar",
 	"environment_routing_mode", "environment_server_name", "environment_server_routes",
-	"agent_map", "fan_out", "interleave_repeats", "dispatch_budget_s", "drain_margin_s",
+	"agent_map", "fan_out", "dispatch_budget_s", "drain_margin_s",
 	"dispatch_longest_first", "retry_terminal_timeouts", "retry_invalid_judge_responses",
 }
