@@ -10,19 +10,22 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/nemo-gym-go/gym/internal/config"
+	"github.com/nemo-gym-go/gym/internal/config/tree"
 	"github.com/nemo-gym-go/gym/internal/iostreams"
 	"github.com/nemo-gym-go/gym/internal/submit"
 )
 
 type submitOptions struct {
-	IO        *iostreams.IOStreams
-	ws        *workspace
-	version   string
-	config    string
-	dryRun    bool
-	json      bool
-	shards    int
-	overrides []string
+	IO          *iostreams.IOStreams
+	ws          *workspace
+	version     string
+	config      string
+	dryRun      bool
+	resolveOnly bool
+	json        bool
+	shards      int
+	overrides   []string
 }
 
 func newCmdEvalSubmit(f *Factory, runF func(context.Context, *submitOptions) error) *cobra.Command {
@@ -72,7 +75,8 @@ merges the shards into artifacts/rollouts.jsonl with their metrics.`,
 	}
 	cmd.Flags().StringVarP(&opts.config, "config", "c", "", "the submit config YAML (required)")
 	cmd.Flags().BoolVar(&opts.dryRun, "dry-run", false, "print the job scripts without staging or submitting anything")
-	cmd.Flags().BoolVar(&opts.json, "json", false, "print the submission record as JSON")
+	cmd.Flags().BoolVar(&opts.resolveOnly, "resolve-only", false, "compose, resolve and validate the submit config, print it (YAML, or JSON with --json; secrets masked) and stop before any job script is rendered")
+	cmd.Flags().BoolVar(&opts.json, "json", false, "print the submission record (with --resolve-only, the resolved config) as JSON")
 	cmd.Flags().IntVar(&opts.shards, "shards", 1, "split each evaluation into an array job of N tasks")
 	return cmd
 }
@@ -86,6 +90,9 @@ func runEvalSubmit(ctx context.Context, opts *submitOptions) error {
 	c, err := submit.Load(commandRoots{cwd: cwd}.abs(opts.config), opts.overrides, ws.LookupEnv)
 	if err != nil {
 		return err
+	}
+	if opts.resolveOnly {
+		return printResolvedSubmit(out, c, opts.json)
 	}
 	for _, w := range c.IdleGPUs() {
 		fmt.Fprintln(opts.IO.ErrOut, "Warning:", w)
@@ -120,6 +127,21 @@ func runEvalSubmit(ctx context.Context, opts *submitOptions) error {
 		}
 	}
 	return nil
+}
+
+// printResolvedSubmit prints the submit config as validated, secrets masked.
+func printResolvedSubmit(out io.Writer, c *submit.Config, asJSON bool) error {
+	resolved := config.Masked(c.Resolved)
+	if !asJSON {
+		_, err := io.WriteString(out, config.Dump(resolved))
+		return err
+	}
+	b, err := tree.JSON(resolved, 2)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(out, "%s\n", b)
+	return err
 }
 
 // jobOptions are the inputs of `gym eval status` and `gym eval cancel`.

@@ -202,6 +202,12 @@ func TestEvalSubmitFlags(t *testing.T) {
 					t.Errorf("%+v", o)
 				}
 			}},
+		{name: "resolve only, as JSON", args: []string{"-c", "s.yaml", "--resolve-only", "--json"},
+			check: func(t *testing.T, o *submitOptions) {
+				if !o.resolveOnly || !o.json || o.dryRun {
+					t.Errorf("%+v", o)
+				}
+			}},
 		{name: "config required", args: nil, wantErr: "--config/-c", usage: true},
 		{name: "at least one shard", args: []string{"-c", "s.yaml", "--shards", "0"}, wantErr: "must be at least 1", usage: true},
 	}, newCmdEvalSubmit)

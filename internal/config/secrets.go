@@ -270,3 +270,12 @@ func redactOverrideError(err error) error {
 	}
 	return &Error{Class: ClassOverride, Msg: msg}
 }
+
+// Masked is a copy of a resolved tree with secrets masked as gym env
+// resolve masks them: by key, and by value shape anywhere.
+func Masked(n *tree.Node) *tree.Node {
+	c := n.Clone()
+	maskSecrets(c)
+	maskShapesIn(c)
+	return c
+}

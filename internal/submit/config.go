@@ -47,6 +47,9 @@ type Config struct {
 	// HostVars are the submitting shell's variables that host: env values
 	// name; sbatch hands them to the job.
 	HostVars []string
+	// Resolved is the submit config after overrides and interpolation,
+	// without its scratch (_-prefixed) keys: what --resolve-only prints.
+	Resolved *tree.Node
 }
 
 // Service is a server the job starts once and health-checks before the
@@ -173,7 +176,12 @@ func Load(path string, overrides []string, lookupEnv func(string) (string, bool)
 			resolved.SetEntry(tree.Entry{Key: e.Key, KeyKind: e.KeyKind, Value: v})
 		}
 	}
-	return decode(abs, resolved, lookupEnv)
+	c, err := decode(abs, resolved, lookupEnv)
+	if err != nil {
+		return nil, err
+	}
+	c.Resolved = resolved
+	return c, nil
 }
 
 func decode(file string, root *tree.Node, lookupEnv func(string) (string, bool)) (*Config, error) {
