@@ -9,6 +9,8 @@ package hub
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +18,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -24,6 +27,7 @@ import (
 
 	"github.com/nemo-gym-go/gym/internal/flock"
 	"github.com/nemo-gym-go/gym/internal/jsonl"
+	"github.com/nemo-gym-go/gym/internal/progress"
 )
 
 // DefaultEndpoint is the Hub huggingface_hub talks to without HF_ENDPOINT.
@@ -48,6 +52,8 @@ type Client struct {
 	Backoff time.Duration
 	// Log receives a line per download and per retry; nil is silent.
 	Log io.Writer
+	// Progress, when set, meters each upload and download of a file.
+	Progress func(label string, total int64) progress.Meter
 }
 
 // StatusError is an HTTP error from the Hub, with what to do about it.
@@ -55,10 +61,15 @@ type StatusError struct {
 	URL    string
 	Status int
 	Hint   string
+	// Detail is the server's own message, when it gave one.
+	Detail string
 }
 
 func (e *StatusError) Error() string {
 	msg := fmt.Sprintf("%s: HTTP %d %s", e.URL, e.Status, http.StatusText(e.Status))
+	if e.Detail != "" {
+		msg += " (" + e.Detail + ")"
+	}
 	if e.Hint != "" {
 		msg += "; " + e.Hint
 	}
@@ -490,6 +501,12 @@ func (c *Client) Download(ctx context.Context, fileURL string) (string, error) {
 			return "", fmt.Errorf("%s: downloaded %d bytes, the Hub announced %d", fileURL, fileSize(part), m.size)
 		}
 	}
+	if m.sha256 != "" {
+		if got, err := fileSHA256(part); err != nil || got != m.sha256 {
+			os.Remove(part)
+			return "", fmt.Errorf("%s: the downloaded bytes do not have the sha256 the Hub announced (%s); the partial copy is removed, run again", fileURL, m.sha256)
+		}
+	}
 	if err := os.Rename(part, final); err != nil {
 		return "", err
 	}
@@ -505,6 +522,9 @@ type meta struct {
 	etag   string
 	size   int64 // -1 when not announced
 	source *url.URL
+	// sha256 is the content's checksum when the Hub names one: an LFS
+	// file's X-Linked-Etag is the sha256 of its bytes.
+	sha256 string
 }
 
 // head asks for a file's metadata, following redirects on the Hub's own
@@ -527,6 +547,9 @@ func (c *Client) head(ctx context.Context, fileURL string) (meta, error) {
 		}
 		resp.Body.Close()
 		m := meta{etag: firstHeader(resp.Header, "X-Linked-Etag", "ETag"), size: -1, source: u}
+		if lfs := firstHeader(resp.Header, "X-Linked-Etag"); sha256Hex.MatchString(lfs) {
+			m.sha256 = lfs
+		}
 		if s, err := strconv.ParseInt(firstHeader(resp.Header, "X-Linked-Size", "Content-Length"), 10, 64); err == nil {
 			m.size = s
 		}
@@ -606,7 +629,12 @@ func (c *Client) fetchInto(ctx context.Context, fileURL string, m meta, part str
 	if err != nil {
 		return err
 	}
-	_, copyErr := io.Copy(f, resp.Body)
+	meter := c.meter("Downloading "+path.Base(m.source.Path), m.size)
+	if flags&os.O_APPEND != 0 {
+		meter.Add(have)
+	}
+	_, copyErr := io.Copy(f, &countingReader{r: resp.Body, meter: meter})
+	meter.Finish()
 	if err := f.Close(); err != nil {
 		return err
 	}
@@ -617,6 +645,21 @@ func (c *Client) fetchInto(ctx context.Context, fileURL string, m meta, part str
 		return transient{fmt.Errorf("the download stopped at %d of %d bytes", fileSize(part), m.size)}
 	}
 	return nil
+}
+
+var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+func fileSHA256(p string) (string, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 func fileSize(p string) int64 {
