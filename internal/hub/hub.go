@@ -361,7 +361,8 @@ func (t transient) Unwrap() error { return t.err }
 // rateLimited is a 429 or 5xx, with the wait the server asked for.
 type rateLimited struct {
 	StatusError
-	wait time.Duration
+	wait  time.Duration
+	asked bool // the server named the wait (Retry-After)
 }
 
 func (c *Client) statusError(u string, resp *http.Response, hint func(int) string) error {
@@ -387,11 +388,11 @@ func (c *Client) statusError(u string, resp *http.Response, hint func(int) strin
 		}
 	}
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
-		wait := time.Duration(0)
+		rl := &rateLimited{StatusError: e}
 		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s >= 0 {
-			wait = time.Duration(s) * time.Second
+			rl.wait, rl.asked = time.Duration(s)*time.Second, true
 		}
-		return &rateLimited{e, wait}
+		return rl
 	}
 	return &e
 }
@@ -407,6 +408,7 @@ func (c *Client) retry(ctx context.Context, u string, try func() error) error {
 	}
 	for attempt := 0; ; attempt++ {
 		err := try()
+		sleep := wait
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -420,7 +422,11 @@ func (c *Client) retry(ctx context.Context, u string, try func() error) error {
 			if attempt >= retries {
 				return &rl.StatusError
 			}
-			wait = min(max(wait, rl.wait), maxWait)
+			// The server's own Retry-After is the wait it asked for;
+			// without one, the backoff.
+			if rl.asked {
+				sleep = min(rl.wait, maxWait)
+			}
 		case errors.As(err, &tr):
 			if attempt >= retries {
 				return fmt.Errorf("%s: %w (after %d tries)", u, tr.err, attempt+1)
@@ -429,12 +435,12 @@ func (c *Client) retry(ctx context.Context, u string, try func() error) error {
 			return err
 		}
 		if c.Log != nil {
-			fmt.Fprintf(c.Log, "hub: %s: %v; retrying in %s\n", u, err, wait)
+			fmt.Fprintf(c.Log, "hub: %s: %v; retrying in %s\n", u, err, sleep)
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(wait):
+		case <-time.After(sleep):
 		}
 		wait = min(wait*2, maxWait)
 	}

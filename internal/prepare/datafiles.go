@@ -25,6 +25,21 @@ var splitKeywords = map[string][]string{
 // when no name marks a split. gym reads parquet, so other formats are
 // refused by name.
 func splitFiles(paths []string, readme []byte, config, split string) ([]string, error) {
+	chosen, err := SplitDataFiles(paths, readme, config, split)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range chosen {
+		if !strings.HasSuffix(p, ".parquet") {
+			return nil, fmt.Errorf("split %s has %s; gym reads the Hub's parquet files only", split, p)
+		}
+	}
+	return chosen, nil
+}
+
+// SplitDataFiles picks a split's data files of a repository, whatever
+// their format, as load_dataset does (see splitFiles), sorted.
+func SplitDataFiles(paths []string, readme []byte, config, split string) ([]string, error) {
 	patterns, err := cardPatterns(readme, config, split)
 	if err != nil {
 		return nil, err
@@ -63,11 +78,6 @@ func splitFiles(paths []string, readme []byte, config, split string) ([]string, 
 		return nil, fmt.Errorf("no data files for config %s, split %s", config, split)
 	}
 	slices.Sort(chosen)
-	for _, p := range chosen {
-		if !strings.HasSuffix(p, ".parquet") {
-			return nil, fmt.Errorf("split %s has %s; gym reads the Hub's parquet files only", split, p)
-		}
-	}
 	return chosen, nil
 }
 
