@@ -82,6 +82,8 @@ func TestScripts(t *testing.T) {
 				ts.Defer(hub.Close)
 				ts.Setenv("HF_ENDPOINT", hub.Hub.URL)
 			},
+			"hub":    hubCmd,
+			"gitlab": gitlabCmd,
 		},
 		Setup: func(env *testscript.Env) error {
 			install := env.WorkDir + "/.install"

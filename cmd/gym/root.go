@@ -58,6 +58,7 @@ interpolation) and resolves components across search roots.`,
 	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(newCmdEnv(f, g), newCmdEval(f, g), newCmdServe(f), newCmdWatchdog())
 	root.AddCommand(newCmdList(f, nil), newCmdSearch(f, nil))
+	root.AddCommand(newCmdDataset(f, g))
 	makeGroup(root)
 	return root
 }

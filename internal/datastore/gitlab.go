@@ -486,7 +486,11 @@ func (g *GitLab) retry(ctx context.Context, u string, try func() error) error {
 			return err
 		}
 		if g.Log != nil {
-			fmt.Fprintf(g.Log, "gitlab: %s: %v; retrying in %s\n", redactURL(u), err, sleep)
+			msg := err.Error()
+			if !strings.HasPrefix(msg, redactURL(u)) {
+				msg = redactURL(u) + ": " + msg
+			}
+			fmt.Fprintf(g.Log, "gitlab: %s; retrying in %s\n", msg, sleep)
 		}
 		select {
 		case <-ctx.Done():

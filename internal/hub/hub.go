@@ -435,7 +435,11 @@ func (c *Client) retry(ctx context.Context, u string, try func() error) error {
 			return err
 		}
 		if c.Log != nil {
-			fmt.Fprintf(c.Log, "hub: %s: %v; retrying in %s\n", u, err, sleep)
+			msg := err.Error()
+			if !strings.HasPrefix(msg, u) {
+				msg = u + ": " + msg
+			}
+			fmt.Fprintf(c.Log, "hub: %s; retrying in %s\n", msg, sleep)
 		}
 		select {
 		case <-ctx.Done():
