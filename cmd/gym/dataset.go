@@ -361,7 +361,7 @@ func runDatasetUpload(ctx context.Context, opts *datasetOptions) error {
 		if err != nil {
 			return err
 		}
-		return datastore.UploadGitLab(ctx, g, name, version, roots.abs(input), opts.IO.Out)
+		return datastore.UploadGitLab(ctx, g, name, version, roots.abs(input), input, opts.IO.Out)
 	}
 	deleteAfter, err := s.Bool("delete_from_gitlab")
 	if err != nil {

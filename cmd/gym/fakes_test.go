@@ -2,9 +2,11 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -52,10 +54,12 @@ func atoi(ts *testscript.TestScript, s string) int {
 //
 //	hub start [-token T] [-read-token R] [-lfs BYTES]   HF_ENDPOINT points at it
 //	hub collection SLUG                                 an empty collection
-//	hub put REPO PATH FILE                              a file on main
+//	hub put REPO PATH FILE                              a file on main (in LFS from -lfs BYTES)
 //	hub get REPO REVISION PATH OUT                      what the Hub holds, into OUT
 //	hub lfs REPO REVISION PATH                          the file is stored in LFS
 //	hub cut PATH N                                      the next download of PATH stops after N bytes
+//	hub stall PATH N                                    the next download of PATH sends N bytes, then waits
+//	hub ranges PATH N                                   PATH was asked for by range N times
 //	hub refuse N STATUS                                 the next N requests get STATUS
 //	hub commits OUT                                     one line per commit: revision, summary, files
 func hubCmd(ts *testscript.TestScript, neg bool, args []string) {
@@ -86,7 +90,12 @@ func hubCmd(ts *testscript.TestScript, neg bool, args []string) {
 	case "collection":
 		s.AddCollection(args[1])
 	case "put":
-		s.AddFile(args[1], "main", args[2], []byte(ts.ReadFile(args[3])))
+		b := []byte(ts.ReadFile(args[3]))
+		if s.LFSThreshold > 0 && int64(len(b)) >= s.LFSThreshold {
+			s.AddLFSFile(args[1], "main", args[2], b)
+		} else {
+			s.AddFile(args[1], "main", args[2], b)
+		}
 	case "get":
 		b, ok := s.File(args[1], args[2], args[3])
 		if ok == neg {
@@ -101,8 +110,14 @@ func hubCmd(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	case "cut":
 		s.CutNext(args[1], atoi(ts, args[2]))
+	case "stall":
+		s.StallNext(args[1], atoi(ts, args[2]))
 	case "refuse":
 		s.Refuse(atoi(ts, args[1]), atoi(ts, args[2]))
+	case "ranges":
+		if n := s.RangeRequests(args[1]); strconv.Itoa(n) != args[2] {
+			ts.Fatalf("%d range requests for %s, want %s", n, args[1], args[2])
+		}
 	case "commits":
 		var b strings.Builder
 		for _, c := range s.Commits {
@@ -121,6 +136,7 @@ func hubCmd(ts *testscript.TestScript, neg bool, args []string) {
 //	gitlab get NAME VERSION FILE OUT           what the registry holds, into OUT
 //	gitlab model NAME                          the registry has the dataset
 //	gitlab cut FILE N                          the next download of FILE stops after N bytes
+//	gitlab stall FILE N                        the next download of FILE sends N bytes, then waits
 //	gitlab refuse N STATUS                     the next N requests get STATUS
 //	gitlab log OUT                             the requests served, one a line
 func gitlabCmd(ts *testscript.TestScript, neg bool, args []string) {
@@ -164,6 +180,8 @@ func gitlabCmd(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	case "cut":
 		s.CutNext(args[1], atoi(ts, args[2]))
+	case "stall":
+		s.StallNext(args[1], atoi(ts, args[2]))
 	case "refuse":
 		s.Refuse(atoi(ts, args[1]), atoi(ts, args[2]))
 	case "log":
@@ -171,4 +189,22 @@ func gitlabCmd(ts *testscript.TestScript, neg bool, args []string) {
 	default:
 		ts.Fatalf("unknown gitlab command %s", args[0])
 	}
+}
+
+// waitSize waits (up to 10 s) until a file the glob matches holds at
+// least N bytes.
+func waitSize(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: waitsize GLOB N")
+	}
+	n := int64(atoi(ts, args[1]))
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		matches, _ := filepath.Glob(ts.MkAbs(args[0]))
+		for _, m := range matches {
+			if st, err := os.Stat(m); err == nil && st.Size() >= n {
+				return
+			}
+		}
+	}
+	ts.Fatalf("%s never held %d bytes", args[0], n)
 }

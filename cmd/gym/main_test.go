@@ -84,6 +84,8 @@ func TestScripts(t *testing.T) {
 			},
 			"hub":    hubCmd,
 			"gitlab": gitlabCmd,
+			// waitsize GLOB N: a file GLOB matches holds N bytes or more, within 10 s.
+			"waitsize": waitSize,
 		},
 		Setup: func(env *testscript.Env) error {
 			install := env.WorkDir + "/.install"

@@ -106,7 +106,7 @@ func TestGitLabRoundTrip(t *testing.T) {
 	data := bytes.Repeat([]byte(`{"responses_create_params":{}}`+"\n"), 100)
 	os.WriteFile(in, data, 0o644)
 	var out bytes.Buffer
-	if err := UploadGitLab(ctx, g, "ds", "0.0.1", in, &out); err != nil {
+	if err := UploadGitLab(ctx, g, "ds", "0.0.1", in, in, &out); err != nil {
 		t.Fatal(err)
 	}
 	if b, ok := s.File("ds", "0.0.1", "train.jsonl"); !ok || !bytes.Equal(b, data) {
@@ -116,7 +116,7 @@ func TestGitLabRoundTrip(t *testing.T) {
 		t.Errorf("upload printed %q", out.String())
 	}
 	// A second upload to the same version reuses it.
-	if err := UploadGitLab(ctx, g, "ds", "0.0.1", in, &out); err != nil {
+	if err := UploadGitLab(ctx, g, "ds", "0.0.1", in, in, &out); err != nil {
 		t.Fatal(err)
 	}
 
@@ -199,7 +199,7 @@ func TestGitLabErrors(t *testing.T) {
 		{"glpat-wrong", "refused the token"},
 		{"glpat-read", "Developer role"},
 	} {
-		err := UploadGitLab(ctx, gitlab(s, tc.token), "ds", "1.0.0", in, &bytes.Buffer{})
+		err := UploadGitLab(ctx, gitlab(s, tc.token), "ds", "1.0.0", in, in, &bytes.Buffer{})
 		if err == nil || !strings.Contains(err.Error(), tc.want) || (tc.token != "" && strings.Contains(err.Error(), tc.token)) {
 			t.Errorf("token %q: %v; want %q, without the token", tc.token, err, tc.want)
 		}

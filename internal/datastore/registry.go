@@ -11,9 +11,10 @@ import (
 )
 
 // UploadGitLab registers name (no error when it exists), finds version
-// or creates it, and puts the file into the version's artifacts; then
-// prints the command that downloads it, as NeMo Gym does.
-func UploadGitLab(ctx context.Context, g *GitLab, name, version, input string, out io.Writer) error {
+// or creates it, and puts the file input into the version's artifacts;
+// then prints the command that downloads it, as NeMo Gym does, to the
+// path as the user gave it (given).
+func UploadGitLab(ctx context.Context, g *GitLab, name, version, input, given string, out io.Writer) error {
 	if _, err := os.Stat(input); err != nil {
 		return fmt.Errorf("input_jsonl_fpath: %w", err)
 	}
@@ -41,7 +42,7 @@ gym dataset download --storage gitlab \
     +artifact_fpath=%s \
     +output_fpath=%s
 
-`, name, version, filepath.Base(input), input)
+`, name, version, filepath.Base(input), given)
 	return nil
 }
 

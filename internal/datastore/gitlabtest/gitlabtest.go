@@ -38,6 +38,7 @@ type Server struct {
 	files    map[string][]byte // "versionID/path" → content
 	nextID   int
 	cutOnce  map[string]int
+	stall    map[string]int
 	refusals []int
 	log      []string
 }
@@ -48,7 +49,7 @@ type model struct {
 
 // New starts a fake GitLab; stop it with Close.
 func New() *Server {
-	s := &Server{models: map[string]*model{}, files: map[string][]byte{}, cutOnce: map[string]int{}, nextID: 1}
+	s := &Server{models: map[string]*model{}, files: map[string][]byte{}, cutOnce: map[string]int{}, stall: map[string]int{}, nextID: 1}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	return s
 }
@@ -104,6 +105,14 @@ func (s *Server) CutNext(file string, n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cutOnce[file] = n
+}
+
+// StallNext makes the next download of file send n bytes and then
+// nothing, until the client goes away: a transfer a signal interrupts.
+func (s *Server) StallNext(file string, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stall[file] = n
 }
 
 // Refuse answers the next n requests with status (and Retry-After: 0).
@@ -320,12 +329,22 @@ func (s *Server) packageFile(w http.ResponseWriter, r *http.Request, rest string
 		b, ok := s.files[key]
 		cut, cutting := s.cutOnce[file]
 		delete(s.cutOnce, file)
+		stall, stalling := s.stall[file]
+		delete(s.stall, file)
 		s.mu.Unlock()
 		if !ok {
 			http.Error(w, `{"message":"404 Not Found"}`, http.StatusNotFound)
 			return
 		}
 		w.Header().Set("ETag", fmt.Sprintf(`"%d-%x"`, len(b), checksum(b)))
+		if stalling {
+			w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+			w.WriteHeader(http.StatusOK)
+			w.Write(b[:stall])
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+			return
+		}
 		if cutting {
 			w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 			w.WriteHeader(http.StatusOK)

@@ -55,6 +55,7 @@ type Server struct {
 	parquet  map[string][]string
 	cutOnce  map[string]int // path → bytes to send before cutting the next download
 	corrupt  map[string]bool
+	stall    map[string]int
 	refusals []int // statuses the next Hub requests get, in order
 	// Downloads counts storage GETs by file path; Ranges the ones that
 	// asked for a range; StorageAuth the storage requests that carried
@@ -66,7 +67,7 @@ type Server struct {
 
 // New starts a fake Hub; stop it with Close.
 func New() *Server {
-	s := &Server{files: map[string][]byte{}, parquet: map[string][]string{}, cutOnce: map[string]int{}, corrupt: map[string]bool{},
+	s := &Server{files: map[string][]byte{}, parquet: map[string][]string{}, cutOnce: map[string]int{}, corrupt: map[string]bool{}, stall: map[string]int{},
 		Downloads: map[string]int{}, Ranges: map[string]int{},
 		repos: map[string]bool{}, heads: map[string]string{}, lfsObjects: map[string][]byte{}, lfsFiles: map[string]bool{},
 		collections: map[string][]CollectionItem{}, prs: map[string]int{}}
@@ -106,6 +107,14 @@ func (s *Server) CutNext(path string, n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cutOnce[path] = n
+}
+
+// StallNext makes the next download of path send n bytes and then
+// nothing, until the client goes away: a transfer a signal interrupts.
+func (s *Server) StallNext(path string, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stall[path] = n
 }
 
 // Corrupt makes the storage host serve path with its first byte changed
@@ -363,6 +372,7 @@ func (s *Server) storage(w http.ResponseWriter, r *http.Request) {
 	b, ok := s.files[key]
 	_, path, _ := strings.Cut(key, ":")
 	cut, cutting := s.cutOnce[path]
+	stall, stalling := s.stall[path]
 	if s.corrupt[path] && len(b) > 0 {
 		b = append([]byte{b[0] ^ 1}, b[1:]...)
 	}
@@ -372,6 +382,7 @@ func (s *Server) storage(w http.ResponseWriter, r *http.Request) {
 			s.Ranges[path]++
 		}
 		delete(s.cutOnce, path)
+		delete(s.stall, path)
 	}
 	s.mu.Unlock()
 	if !ok || r.URL.Query().Get("X-Amz-Signature") != "signed" {
@@ -379,6 +390,14 @@ func (s *Server) storage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("ETag", `"`+etag(b)+`"`)
+	if stalling && r.Method == http.MethodGet {
+		w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+		w.WriteHeader(http.StatusOK)
+		w.Write(b[:stall])
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+		return
+	}
 	if cutting && r.Method == http.MethodGet {
 		w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 		w.WriteHeader(http.StatusOK)

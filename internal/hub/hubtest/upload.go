@@ -43,6 +43,22 @@ func (s *Server) AddCollection(slug string) {
 	s.collections[slug] = []CollectionItem{}
 }
 
+// AddLFSFile puts a file stored in LFS in repo at revision: its
+// downloads announce its sha256 as X-Linked-Etag.
+func (s *Server) AddLFSFile(repo, revision, path string, b []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.files[repo+"@"+revision+":"+path] = b
+	s.lfsFiles[repo+"@"+revision+":"+path] = true
+}
+
+// RangeRequests counts the storage downloads of path that asked for a range.
+func (s *Server) RangeRequests(path string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.Ranges[path]
+}
+
 // Collection is a collection's items.
 func (s *Server) Collection(slug string) []CollectionItem {
 	s.mu.Lock()
