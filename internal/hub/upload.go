@@ -93,13 +93,18 @@ func errorDetail(resp *http.Response) string {
 	msg := resp.Header.Get("X-Error-Message")
 	if msg == "" {
 		var body struct {
-			Error any `json:"error"`
+			Error  any                        `json:"error"`
+			Errors []struct{ Message string } `json:"errors"`
 		}
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 		if json.Unmarshal(b, &body) == nil {
 			if s, ok := body.Error.(string); ok {
 				msg = s
 			}
+			for _, e := range body.Errors {
+				msg = strings.TrimSpace(msg + "; " + e.Message)
+			}
+			msg = strings.TrimPrefix(msg, "; ")
 		}
 	}
 	msg = strings.Join(strings.Fields(msg), " ")
@@ -308,6 +313,16 @@ func (c *Client) Commit(ctx context.Context, req CommitRequest) (CommitResult, e
 		files = append(files, map[string]any{"path": f.PathInRepo, "sample": base64.StdEncoding.EncodeToString(sample[:n]), "size": size})
 	}
 	hint := c.writeHint(req.Repo)
+	// A card's metadata is checked before any upload, as huggingface_hub
+	// checks it: failing then costs nothing.
+	for _, f := range req.Files {
+		if f.PathInRepo == "README.md" {
+			if err := c.validateCard(ctx, f); err != nil {
+				return CommitResult{}, err
+			}
+			break
+		}
+	}
 	b, err := c.call(ctx, http.MethodPost, c.endpoint()+"/api/datasets/"+req.Repo+"/preupload/"+rev+query,
 		"application/json", jsonBody(map[string]any{"files": files}), hint)
 	if err != nil {
@@ -597,4 +612,38 @@ func (c *Client) meter(label string, total int64) progress.Meter {
 		return progress.NoMeter
 	}
 	return c.Progress(label, total)
+}
+
+// validateCard asks the Hub whether a dataset card's metadata is valid
+// (POST /api/validate-yaml): its errors fail the commit, its warnings
+// are logged.
+func (c *Client) validateCard(ctx context.Context, f CommitFile) error {
+	r, _, err := f.open()
+	if err != nil {
+		return err
+	}
+	content, err := io.ReadAll(r)
+	r.Close()
+	if err != nil {
+		return err
+	}
+	u := c.endpoint() + "/api/validate-yaml"
+	var report struct {
+		Errors   []struct{ Message string } `json:"errors"`
+		Warnings []struct{ Message string } `json:"warnings"`
+	}
+	b, err := c.call(ctx, http.MethodPost, u, "application/json", jsonBody(map[string]string{"content": string(content), "repoType": "dataset"}), nil)
+	var se *StatusError
+	if errors.As(err, &se) && se.Status == http.StatusBadRequest {
+		return fmt.Errorf("invalid metadata in README.md: %s", se.Detail)
+	}
+	if err != nil {
+		return err
+	}
+	if json.Unmarshal(b, &report) == nil && c.Log != nil {
+		for _, w := range report.Warnings {
+			fmt.Fprintf(c.Log, "Warning: README.md metadata: %s\n", w.Message)
+		}
+	}
+	return nil
 }

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // The write half of the Hub's API, as its documentation and
@@ -86,6 +88,8 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, p string) bool {
 	switch {
 	case r.Method == http.MethodPost && p == "/api/repos/create":
 		s.createRepo(w, r)
+	case r.Method == http.MethodPost && p == "/api/validate-yaml":
+		validateYAML(w, r)
 	case strings.HasPrefix(p, "/api/collections/"):
 		s.collection(w, r, strings.TrimPrefix(p, "/api/collections/"))
 	case r.Method == http.MethodPost && strings.HasPrefix(p, "/api/datasets/") && strings.Contains(p, "/preupload/"):
@@ -154,14 +158,7 @@ func (s *Server) collection(w http.ResponseWriter, r *http.Request, rest string)
 		return
 	}
 	if !items && r.Method == http.MethodGet {
-		out := []map[string]any{}
-		for i, it := range list {
-			out = append(out, map[string]any{"_id": fmt.Sprintf("item%d", i), "id": it.ID, "type": it.Type, "position": i})
-		}
-		owner, _, _ := strings.Cut(slug, "/")
-		writeJSON(w, http.StatusOK, map[string]any{"slug": slug, "title": slug, "owner": map[string]string{"name": owner},
-			"items": out, "lastUpdated": time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).Format(time.RFC3339), "position": 0,
-			"private": false, "theme": "indigo", "upvotes": 0, "description": ""})
+		writeJSON(w, http.StatusOK, collectionJSON(slug, list))
 		return
 	}
 	if !items || r.Method != http.MethodPost {
@@ -182,7 +179,20 @@ func (s *Server) collection(w http.ResponseWriter, r *http.Request, rest string)
 		}
 	}
 	s.collections[slug] = append(list, req.Item)
-	writeJSON(w, http.StatusOK, map[string]any{"slug": slug})
+	writeJSON(w, http.StatusOK, collectionJSON(slug, s.collections[slug]))
+}
+
+// collectionJSON is a collection as the API answers with it, after a
+// read and after an item is added.
+func collectionJSON(slug string, list []CollectionItem) map[string]any {
+	out := []map[string]any{}
+	for i, it := range list {
+		out = append(out, map[string]any{"_id": fmt.Sprintf("item%d", i), "id": it.ID, "type": it.Type, "position": i})
+	}
+	owner, _, _ := strings.Cut(slug, "/")
+	return map[string]any{"slug": slug, "title": slug, "owner": map[string]string{"name": owner},
+		"items": out, "lastUpdated": time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).Format(time.RFC3339), "position": 0,
+		"private": false, "theme": "indigo", "upvotes": 0, "description": ""}
 }
 
 func (s *Server) preupload(w http.ResponseWriter, r *http.Request, repo, rev string) {
@@ -438,4 +448,34 @@ func (s *Server) commitAPI(w http.ResponseWriter, r *http.Request, repo, rev str
 		res["pullRequestUrl"] = fmt.Sprintf("%s/datasets/%s/discussions/%d", s.Hub.URL, repo, s.prs[repo])
 	}
 	writeJSON(w, http.StatusOK, res)
+}
+
+// validateYAML serves POST /api/validate-yaml: a card whose metadata
+// block is not a YAML mapping is a 400 with the errors listed.
+func validateYAML(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Content  string `json:"content"`
+		RepoType string `json:"repoType"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		http.Error(w, `{"error":"bad request"}`, http.StatusBadRequest)
+		return
+	}
+	report := map[string]any{"errors": []any{}, "warnings": []any{}}
+	content := strings.TrimLeft(req.Content, " \t\r\n")
+	if rest, ok := strings.CutPrefix(content, "---\n"); ok {
+		if block, _, ok := strings.Cut(rest, "\n---"); ok {
+			var meta any
+			if err := yaml.Unmarshal([]byte(block), &meta); err != nil {
+				report["errors"] = []any{map[string]string{"message": "invalid YAML: " + err.Error()}}
+			} else if _, isMap := meta.(map[string]any); !isMap && meta != nil {
+				report["errors"] = []any{map[string]string{"message": "metadata must be a mapping"}}
+			}
+		}
+	}
+	status := http.StatusOK
+	if len(report["errors"].([]any)) > 0 {
+		status = http.StatusBadRequest
+	}
+	writeJSON(w, status, report)
 }
