@@ -167,7 +167,13 @@ func TestDatasetGitLabMatchesNeMoGym(t *testing.T) {
 	ngEnv := "MLFLOW_HTTP_REQUEST_MAX_RETRIES=0"
 
 	gymOut := h.gymRun(t, "", nil, "dataset", "upload", "--storage", "gitlab", "--name", "gymset", "--revision", "0.0.1", "-i", "data/train.jsonl")
+	gymCalls := len(gl.Requests())
 	ngOut := h.ngRun(t, ngEnv, "ng dataset upload --storage gitlab --name ngset --revision 0.0.1 -i data/train.jsonl")
+	// The same calls, in the same order; only the version's id differs.
+	calls := gl.Requests()
+	if g, n := strings.Join(calls[:gymCalls], "\n"), strings.ReplaceAll(strings.Join(calls[gymCalls:], "\n"), "/ml_models/2/", "/ml_models/1/"); g != n {
+		t.Errorf("upload calls differ:\n gym:\n%s\n  ng:\n%s", g, n)
+	}
 	if i, j := strings.Index(gymOut, "Download this artifact:"), strings.Index(ngOut, "Download this artifact:"); i < 0 || j < 0 ||
 		strings.ReplaceAll(gymOut[i:], "gymset", "X") != strings.ReplaceAll(strings.TrimRight(ngOut[j:], "\n")+"\n\n", "ngset", "X") {
 		t.Errorf("upload messages differ:\n gym: %q\n  ng: %q", gymOut, ngOut)
@@ -177,9 +183,10 @@ func TestDatasetGitLabMatchesNeMoGym(t *testing.T) {
 			t.Errorf("the registry's %s: %q, %v", name, b, ok)
 		}
 	}
-	h.ngRun(t, ngEnv, "ng dataset download --storage gitlab --name gymset --revision 0.0.1 --artifact train.jsonl -o ng_dl/train.jsonl")
+	// NeMo Gym opens the output without making its folder.
+	h.ngRun(t, ngEnv, "ng dataset download --storage gitlab --name gymset --revision 0.0.1 --artifact train.jsonl -o ng_dl.jsonl")
 	h.gymRun(t, "", nil, "dataset", "download", "--storage", "gitlab", "--name", "ngset", "--revision", "0.0.1", "--artifact", "train.jsonl", "-o", "gym_dl/train.jsonl")
-	for _, f := range []string{"ng_dl/train.jsonl", "gym_dl/train.jsonl"} {
+	for _, f := range []string{"ng_dl.jsonl", "gym_dl/train.jsonl"} {
 		if got := h.read(t, f); string(got) != datasetRows {
 			t.Errorf("%s: %q", f, got)
 		}
