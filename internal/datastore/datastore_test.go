@@ -318,3 +318,26 @@ func TestHFDownloadChecks(t *testing.T) {
 		}
 	}
 }
+
+func TestHFDownloadParquetSplit(t *testing.T) {
+	s := hubtest.New()
+	defer s.Close()
+	data, err := hubtest.ParquetFromJSON([]byte(`[{"question": "Was ist 1/2? é", "n": 1, "w": 0.5, "tags": ["a", "b"]},
+		{"question": "q2", "n": 2, "w": null, "tags": []}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.AddFile("org/pq", "main", "data/test-00000-of-00001.parquet", data)
+	s.AddFile("org/pq", "main", "README.md", []byte("# pq\n"))
+	c := &hub.Client{Endpoint: s.Hub.URL, CacheDir: t.TempDir(), Backoff: time.Millisecond}
+	out := filepath.Join(t.TempDir(), "test.jsonl")
+	if err := DownloadHF(context.Background(), c, HFDownload{Repo: "org/pq", Split: "test", Output: out}, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	// The columns in the file's order (hubtest sorts them by name), as json.dumps writes a dict.
+	want := `{"n": 1, "question": "Was ist 1/2? \u00e9", "tags": ["a", "b"], "w": 0.5}` + "\n" +
+		`{"n": 2, "question": "q2", "tags": [], "w": null}` + "\n"
+	if b, _ := os.ReadFile(out); string(b) != want {
+		t.Errorf("parquet split:\n%s\nwant\n%s", b, want)
+	}
+}

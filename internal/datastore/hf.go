@@ -460,13 +460,14 @@ func DownloadHF(ctx context.Context, c *hub.Client, d HFDownload, out io.Writer)
 	return nil
 }
 
-// writeSplit writes the rows of a split's JSON Lines files to dst, one
-// object a line as the files hold them.
+// writeSplit writes the rows of a split's files to dst, one object a
+// line: JSON Lines files' rows as the files hold them, parquet files'
+// rows as json.dumps writes them.
 func writeSplit(ctx context.Context, c *hub.Client, repo string, files []string, dst string) error {
 	var local []string
 	for _, f := range files {
-		if ext := path.Ext(f); ext != ".jsonl" && ext != ".json" {
-			return fmt.Errorf("%s: the split's data file %s is not JSON Lines; fetch it as it is with --artifact %s", repo, f, f)
+		if ext := path.Ext(f); ext != ".jsonl" && ext != ".json" && ext != ".parquet" {
+			return fmt.Errorf("%s: the split's data file %s is neither JSON Lines nor parquet; fetch it as it is with --artifact %s", repo, f, f)
 		}
 		p, err := c.Download(ctx, c.ResolveURL(repo, "main", f))
 		if err != nil {
@@ -479,7 +480,11 @@ func writeSplit(ctx context.Context, c *hub.Client, repo string, files []string,
 	}
 	return jsonl.WriteFileAtomic(dst, func(w *bufio.Writer) error {
 		for i, p := range local {
-			if err := copyRows(p, files[i], w); err != nil {
+			copy := copyRows
+			if path.Ext(files[i]) == ".parquet" {
+				copy = copyParquetRows
+			}
+			if err := copy(p, files[i], w); err != nil {
 				return err
 			}
 		}
