@@ -23,7 +23,7 @@ func newCmdDataset(f *Factory, g *globalFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "dataset",
 		Short: "Manage datasets",
-		Example: `  gym dataset download --repo-id openai/gsm8k --artifact main/test-00000-of-00001.parquet --output-dir data
+		Example: `  gym dataset download --repo-id HuggingFaceH4/aime_2024 --split train -o data/aime24.jsonl
   gym dataset upload -i data/train.jsonl +resource_config_path=resources_servers/x/configs/x.yaml`,
 	}
 	cmd.AddCommand(newCmdDatasetUpload(f, g, nil), newCmdDatasetDownload(f, g, nil), newCmdDatasetRm(f, g, nil), newCmdDatasetMigrate(f, g, nil))
@@ -198,14 +198,18 @@ func newCmdDatasetDownload(f *Factory, g *globalFlags, runF func(context.Context
 From the Hugging Face Hub (--storage hf): --artifact fetches one file of the
 repo as it is (to -o, or into --output-dir by its name); otherwise a split
 (--split) or every split is written as JSONL (-o, or <--output-dir>/<split>.jsonl),
-its files found as the datasets library finds them (the card's configs, else
-train/validation/test in file and folder names). Downloads are cached under
+its files found as the datasets library finds them (the card's default
+config, else train/validation/test in file and folder names): JSON Lines rows
+as the files hold them, parquet rows as json.dumps writes them. Downloads are cached under
 cache_dir/huggingface, resumed when cut, and LFS files checked against their
 sha256. HF_ENDPOINT and HF_HUB_OFFLINE are honoured.
 
 From GitLab (--storage gitlab): --artifact of version --revision of --name,
 to -o, resumed from <output>.part when a transfer was cut.`,
-		Example: `  # One file of a public dataset, as it is, into data/
+		Example: `  # A split of a public dataset, as JSONL
+  gym dataset download --repo-id HuggingFaceH4/aime_2024 --split train -o data/aime24.jsonl
+
+  # One file of a public dataset, as it is, into data/
   gym dataset download --repo-id openai/gsm8k --artifact main/test-00000-of-00001.parquet --output-dir data
 
   # Every split of a private JSONL dataset (HF_TOKEN or hf_token in env.yaml)

@@ -146,6 +146,28 @@ func TestDatasetHubMatchesNeMoGym(t *testing.T) {
 		t.Errorf("the train split's rows differ:\n  ng: %s\n gym: %s", ngSplit, gymSplit)
 	}
 	t.Logf("split rows equal; NeMo Gym's bytes (pandas) %q, gym's %q", firstLine(ngSplit), firstLine(gymSplit))
+
+	// A split held in parquet, laid out as the Hub's datasets usually are.
+	for _, rows := range []string{"aime", "mmlu_pro"} {
+		raw, err := os.ReadFile(filepath.Join("..", "..", "internal", "prepare", "testdata", rows+".rows.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := hubtest.ParquetFromJSON(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		repo := "my-org/pq-" + strings.ReplaceAll(rows, "_", "-")
+		hub.AddFile(repo, "main", "README.md", []byte("# rows\n"))
+		hub.AddFile(repo, "main", "data/test-00000-of-00001.parquet", data)
+		h.ngRun(t, ngEnv, "ng dataset download --repo-id "+repo+" --split test -o ng_pq/"+rows+".jsonl")
+		h.gymRun(t, "", gymEnv, "dataset", "download", "--repo-id", repo, "--split", "test", "-o", "gym_pq/"+rows+".jsonl")
+		ngRows, gymRows := h.read(t, "ng_pq/"+rows+".jsonl"), h.read(t, "gym_pq/"+rows+".jsonl")
+		if !reflect.DeepEqual(jsonRows(t, ngRows), jsonRows(t, gymRows)) {
+			t.Errorf("the parquet split %s differs:\n  ng: %s\n gym: %s", rows, ngRows, gymRows)
+		}
+		t.Logf("parquet split %s: %d rows equal", rows, len(jsonRows(t, gymRows)))
+	}
 }
 
 func firstLine(b []byte) string {
