@@ -394,8 +394,8 @@ func (d HFDownload) Check() error {
 }
 
 // DownloadHF fetches an artifact as it is, or a split's (or every
-// split's) JSONL rows, as NeMo Gym's download does; see the package doc
-// of the README for how split files are found.
+// split's) rows as JSONL, as NeMo Gym's download does; a split's files
+// are found as the datasets library finds them (prepare.SplitDataFiles).
 func DownloadHF(ctx context.Context, c *hub.Client, d HFDownload, out io.Writer) error {
 	if err := d.Check(); err != nil {
 		return err

@@ -639,7 +639,8 @@ func (c *Client) fetchInto(ctx context.Context, fileURL string, m meta, part str
 	if err != nil {
 		return err
 	}
-	meter := c.meter("Downloading "+path.Base(m.source.Path), m.size)
+	// Named by the Hub's URL: the storage's path is a content hash.
+	meter := c.meter("Downloading "+path.Base(fileURL), m.size)
 	if flags&os.O_APPEND != 0 {
 		meter.Add(have)
 	}
