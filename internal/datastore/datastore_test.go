@@ -341,3 +341,23 @@ func TestHFDownloadParquetSplit(t *testing.T) {
 		t.Errorf("parquet split:\n%s\nwant\n%s", b, want)
 	}
 }
+
+func TestHFDownloadPicksTheDefaultConfig(t *testing.T) {
+	s := hubtest.New()
+	defer s.Close()
+	s.AddFile("org/cfg", "main", "README.md", []byte("---\nconfigs:\n- config_name: main\n  data_files:\n  - split: test\n    path: main/test-*.jsonl\n---\n"))
+	s.AddFile("org/cfg", "main", "main/test-0.jsonl", []byte("{\"a\": 1}\n"))
+	s.AddFile("org/two", "main", "README.md", []byte("---\nconfigs:\n- config_name: main\n  data_files: a.jsonl\n- config_name: socratic\n  data_files: b.jsonl\n---\n"))
+	c := &hub.Client{Endpoint: s.Hub.URL, CacheDir: t.TempDir(), Backoff: time.Millisecond}
+	dir := t.TempDir()
+	if err := DownloadHF(context.Background(), c, HFDownload{Repo: "org/cfg", Split: "test", Output: filepath.Join(dir, "t.jsonl")}, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "t.jsonl")); string(b) != "{\"a\": 1}\n" {
+		t.Errorf("the only config's test split: %q", b)
+	}
+	err := DownloadHF(context.Background(), c, HFDownload{Repo: "org/two", OutputDir: dir}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "available configs: ['main', 'socratic']") {
+		t.Errorf("two configs, none default: %v", err)
+	}
+}

@@ -431,11 +431,15 @@ func DownloadHF(ctx context.Context, c *hub.Client, d HFDownload, out io.Writer)
 	} else if !isNotFound(err) {
 		return err
 	}
+	config, err := prepare.DefaultConfig(readme)
+	if err != nil {
+		return fmt.Errorf("%s: %w (gym reads the default config; fetch another's files with --artifact)", d.Repo, err)
+	}
 	splits := []string{d.Split}
 	if d.Split == "" {
 		splits = nil
 		for _, s := range Splits {
-			if files, _ := prepare.SplitDataFiles(paths, readme, "default", s); len(files) > 0 {
+			if files, _ := prepare.SplitDataFiles(paths, readme, config, s); len(files) > 0 {
 				splits = append(splits, s)
 			}
 		}
@@ -444,7 +448,7 @@ func DownloadHF(ctx context.Context, c *hub.Client, d HFDownload, out io.Writer)
 		}
 	}
 	for _, split := range splits {
-		files, err := prepare.SplitDataFiles(paths, readme, "default", split)
+		files, err := prepare.SplitDataFiles(paths, readme, config, split)
 		if err != nil {
 			return fmt.Errorf("%s: %w", d.Repo, err)
 		}

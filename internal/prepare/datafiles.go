@@ -229,3 +229,40 @@ func globRegexp(glob string) *regexp.Regexp {
 	b.WriteString("$")
 	return regexp.MustCompile(b.String())
 }
+
+// DefaultConfig is the config load_dataset reads when given none: the one
+// the card marks `default: true`, else its only one, else "default"; a
+// card with several configs and no default one is an error listing them,
+// as the datasets library's.
+func DefaultConfig(readme []byte) (string, error) {
+	header, ok := frontMatter(readme)
+	if !ok {
+		return "default", nil
+	}
+	var card struct {
+		Configs []struct {
+			Name    string `yaml:"config_name"`
+			Default bool   `yaml:"default"`
+		} `yaml:"configs"`
+	}
+	if err := yaml.Unmarshal(header, &card); err != nil {
+		return "", fmt.Errorf("README.md's YAML header: %w", err)
+	}
+	var names []string
+	for _, c := range card.Configs {
+		if c.Name == "" {
+			c.Name = "default"
+		}
+		if c.Default {
+			return c.Name, nil
+		}
+		names = append(names, c.Name)
+	}
+	switch {
+	case len(names) == 1:
+		return names[0], nil
+	case len(names) == 0 || slices.Contains(names, "default"):
+		return "default", nil
+	}
+	return "", fmt.Errorf("Config name is missing. Please pick one among the available configs: %s", "['"+strings.Join(names, "', '")+"']")
+}
