@@ -24,7 +24,7 @@ func newCmdDataset(f *Factory, g *globalFlags) *cobra.Command {
 		Use:   "dataset",
 		Short: "Manage datasets",
 		Example: `  gym dataset download --repo-id HuggingFaceH4/aime_2024 --split train -o data/aime24.jsonl
-  gym dataset upload -i data/train.jsonl +resource_config_path=resources_servers/x/configs/x.yaml`,
+  gym dataset upload -i data/train.jsonl +resource_config_path=resources_servers/mcqa/configs/mcqa.yaml`,
 	}
 	cmd.AddCommand(newCmdDatasetUpload(f, g, nil), newCmdDatasetDownload(f, g, nil), newCmdDatasetRm(f, g, nil), newCmdDatasetMigrate(f, g, nil))
 	makeGroup(cmd)
@@ -167,9 +167,10 @@ Tokens come from env.yaml (hf_token, mlflow_tracking_token) or the
 environment (HF_TOKEN, HUGGING_FACE_HUB_TOKEN, the token file of 'hf auth
 login'; MLFLOW_TRACKING_URI, MLFLOW_TRACKING_TOKEN), never from the command
 line.`,
-		Example: `  # env.yaml holds hf_token, hf_organization, hf_collection_name, hf_collection_slug
+		Example: `  # env.yaml holds hf_token, hf_organization, hf_collection_name, hf_collection_slug;
+  # the config is found over the search roots (this one is built in): <org>/Nemotron-RL-math-math_with_judge
   gym dataset upload -i data/train.jsonl \
-    +resource_config_path=resources_servers/example_multi_step/configs/example_multi_step.yaml
+    +resource_config_path=resources_servers/math_with_judge/configs/math_with_judge.yaml
 
   # GitLab's model registry (env.yaml holds mlflow_tracking_uri and mlflow_tracking_token)
   gym dataset upload --storage gitlab --name example_multi_step --revision 0.0.1 -i data/train.jsonl`,
@@ -259,7 +260,7 @@ func newCmdDatasetMigrate(f *Factory, g *globalFlags, runF func(context.Context,
 then delete the dataset --name from GitLab's model registry, after asking.
 The GitLab settings are checked before anything is uploaded.`,
 		Example: `  gym dataset migrate --name my_dataset -i data/train.jsonl \
-    +resource_config_path=resources_servers/example_multi_step/configs/example_multi_step.yaml`,
+    +resource_config_path=resources_servers/math_with_judge/configs/math_with_judge.yaml`,
 	})
 	opts.declare(cmd.Flags(),
 		datasetFlag{name: "input,i", keys: []string{"input_jsonl_fpath"}, value: "local JSONL file to upload to HF"},
