@@ -51,5 +51,8 @@ func FuzzSplitFiles(f *testing.F) {
 		if err == nil && len(got) == 0 {
 			t.Errorf("no files and no error")
 		}
+		if name, err := DefaultConfig([]byte(card)); err == nil && name == "" {
+			t.Errorf("DefaultConfig named no config and gave no error")
+		}
 	})
 }
