@@ -45,11 +45,12 @@ type datasetOptions struct {
 
 // datasetFlag is a `--name VALUE` (or boolean) flag and the keys it sets.
 type datasetFlag struct {
-	name  string
+	name  string // "long" or "long,short"
 	keys  []string
+	usage string
+	bool  bool
 	value string
 	isSet bool
-	bool  bool
 }
 
 // tokens are the flags' overrides in declaration order, before the
@@ -101,14 +102,12 @@ func (o *datasetOptions) declare(fs *pflag.FlagSet, specs ...datasetFlag) {
 		fl := &o.flags[i]
 		name, short, _ := strings.Cut(fl.name, ",")
 		fl.name = name
-		usage := fl.value
-		fl.value = ""
 		var f *pflag.Flag
 		if fl.bool {
-			f = fs.VarPF(boolValue{fl}, name, short, usage)
+			f = fs.VarPF(boolValue{fl}, name, short, fl.usage)
 			f.NoOptDefVal = "true"
 		} else {
-			f = fs.VarPF(flagValue{fl}, name, short, usage)
+			f = fs.VarPF(flagValue{fl}, name, short, fl.usage)
 		}
 		f.DefValue = ""
 	}
@@ -177,12 +176,12 @@ line.`,
 	})
 	opts.registerStorage(cmd.Flags())
 	opts.declare(cmd.Flags(),
-		datasetFlag{name: "input,i", keys: []string{"input_jsonl_fpath"}, value: "local JSONL file to upload (input_jsonl_fpath)"},
-		datasetFlag{name: "name", keys: []string{"dataset_name"}, value: "dataset name (dataset_name)"},
+		datasetFlag{name: "input,i", keys: []string{"input_jsonl_fpath"}, usage: "local JSONL file to upload (input_jsonl_fpath)"},
+		datasetFlag{name: "name", keys: []string{"dataset_name"}, usage: "dataset name (dataset_name)"},
 		// GitLab keeps it as version, the Hub as revision: NeMo Gym sets both.
-		datasetFlag{name: "revision", keys: []string{"version", "revision"}, value: "dataset version (GitLab, x.y.z) or branch (HF) to upload to"},
-		datasetFlag{name: "split", keys: []string{"split"}, value: "dataset split: train, validation or test (HF only)"},
-		datasetFlag{name: "create-pr", keys: []string{"create_pr"}, bool: true, value: "open a pull request instead of committing directly (HF only)"},
+		datasetFlag{name: "revision", keys: []string{"version", "revision"}, usage: "dataset version (GitLab, x.y.z) or branch (HF) to upload to"},
+		datasetFlag{name: "split", keys: []string{"split"}, usage: "dataset split: train, validation or test (HF only)"},
+		datasetFlag{name: "create-pr", keys: []string{"create_pr"}, bool: true, usage: "open a pull request instead of committing directly (HF only)"},
 	)
 	return cmd
 }
@@ -222,13 +221,13 @@ to -o, resumed from <output>.part when a transfer was cut.`,
 	})
 	opts.registerStorage(cmd.Flags())
 	opts.declare(cmd.Flags(),
-		datasetFlag{name: "repo-id", keys: []string{"repo_id"}, value: "HF repo id, e.g. org/dataset (HF only)"},
-		datasetFlag{name: "name", keys: []string{"dataset_name"}, value: "dataset name (GitLab only)"},
-		datasetFlag{name: "revision", keys: []string{"version"}, value: "dataset version (GitLab only)"},
-		datasetFlag{name: "artifact", keys: []string{"artifact_fpath"}, value: "remote file to fetch (GitLab: required; HF: optional raw file)"},
-		datasetFlag{name: "output,o", keys: []string{"output_fpath"}, value: "local destination file"},
-		datasetFlag{name: "output-dir", keys: []string{"output_dirpath"}, value: "local destination directory; needed for all splits (HF only)"},
-		datasetFlag{name: "split", keys: []string{"split"}, value: "dataset split (HF only)"},
+		datasetFlag{name: "repo-id", keys: []string{"repo_id"}, usage: "HF repo id, e.g. org/dataset (HF only)"},
+		datasetFlag{name: "name", keys: []string{"dataset_name"}, usage: "dataset name (GitLab only)"},
+		datasetFlag{name: "revision", keys: []string{"version"}, usage: "dataset version (GitLab only)"},
+		datasetFlag{name: "artifact", keys: []string{"artifact_fpath"}, usage: "remote file to fetch (GitLab: required; HF: optional raw file)"},
+		datasetFlag{name: "output,o", keys: []string{"output_fpath"}, usage: "local destination file"},
+		datasetFlag{name: "output-dir", keys: []string{"output_dirpath"}, usage: "local destination directory; needed for all splits (HF only)"},
+		datasetFlag{name: "split", keys: []string{"split"}, usage: "dataset split (HF only)"},
 	)
 	return cmd
 }
@@ -245,7 +244,7 @@ registry, after asking on stdin: y or yes deletes, anything else keeps it.`,
 		Example: `  gym dataset rm --name old_dataset
   echo y | gym dataset rm --name old_dataset`,
 	})
-	opts.declare(cmd.Flags(), datasetFlag{name: "name", keys: []string{"dataset_name"}, value: "name of the dataset to delete"})
+	opts.declare(cmd.Flags(), datasetFlag{name: "name", keys: []string{"dataset_name"}, usage: "name of the dataset to delete"})
 	return cmd
 }
 
@@ -263,11 +262,11 @@ The GitLab settings are checked before anything is uploaded.`,
     +resource_config_path=resources_servers/math_with_judge/configs/math_with_judge.yaml`,
 	})
 	opts.declare(cmd.Flags(),
-		datasetFlag{name: "input,i", keys: []string{"input_jsonl_fpath"}, value: "local JSONL file to upload to HF"},
-		datasetFlag{name: "name", keys: []string{"dataset_name"}, value: "dataset name"},
-		datasetFlag{name: "revision", keys: []string{"revision"}, value: "dataset revision (HF)"},
-		datasetFlag{name: "split", keys: []string{"split"}, value: "dataset split"},
-		datasetFlag{name: "create-pr", keys: []string{"create_pr"}, bool: true, value: "open a pull request instead of committing directly"},
+		datasetFlag{name: "input,i", keys: []string{"input_jsonl_fpath"}, usage: "local JSONL file to upload to HF"},
+		datasetFlag{name: "name", keys: []string{"dataset_name"}, usage: "dataset name"},
+		datasetFlag{name: "revision", keys: []string{"revision"}, usage: "dataset revision (HF)"},
+		datasetFlag{name: "split", keys: []string{"split"}, usage: "dataset split"},
+		datasetFlag{name: "create-pr", keys: []string{"create_pr"}, bool: true, usage: "open a pull request instead of committing directly"},
 	)
 	return cmd
 }
