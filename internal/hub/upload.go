@@ -155,7 +155,9 @@ func revisionName(r string) string {
 }
 
 // CreateDatasetRepo creates a dataset repository; one that exists
-// already is no error (created is then false).
+// already is no error (created is then false), even when the token may
+// not create repositories there but can see it, as huggingface_hub's
+// exist_ok treats a 403.
 func (c *Client) CreateDatasetRepo(ctx context.Context, repo string, private bool) (created bool, err error) {
 	if err := checkRepo(repo); err != nil {
 		return false, err
@@ -174,8 +176,13 @@ func (c *Client) CreateDatasetRepo(ctx context.Context, repo string, private boo
 	u := c.endpoint() + "/api/repos/create"
 	_, err = c.call(ctx, http.MethodPost, u, "application/json", jsonBody(payload), c.writeHint(repo))
 	var se *StatusError
-	if errors.As(err, &se) && se.Status == http.StatusConflict {
+	switch {
+	case errors.As(err, &se) && se.Status == http.StatusConflict:
 		return false, nil
+	case errors.As(err, &se) && se.Status == http.StatusForbidden:
+		if _, infoErr := c.RepoSHA(ctx, repo, ""); infoErr == nil {
+			return false, nil
+		}
 	}
 	return err == nil, err
 }

@@ -148,6 +148,14 @@ func TestWriteRefusals(t *testing.T) {
 			t.Errorf("the error shows the token: %v", err)
 		}
 	}
+	reader := client(s, t)
+	reader.Token = "hf_read"
+	if created, err := reader.CreateDatasetRepo(ctx, "org/ds", true); err != nil || created {
+		t.Errorf("a read token's create of a repo it can see: %v, %v; want it taken as existing", created, err)
+	}
+	if _, err := reader.CreateDatasetRepo(ctx, "org/new", true); err == nil || !strings.Contains(err.Error(), "403") {
+		t.Errorf("a read token's create of a new repo: %v", err)
+	}
 	c := client(s, t)
 	c.Token = "hf_write"
 	c.Retries = 2

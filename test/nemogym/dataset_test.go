@@ -95,24 +95,30 @@ func TestDatasetHubMatchesNeMoGym(t *testing.T) {
 	ngEnv := "HF_ENDPOINT=" + hub.Hub.URL + " HF_HOME=" + filepath.Join(h.in, "hf") + " HF_HUB_DISABLE_XET=1 HF_HUB_DISABLE_TELEMETRY=1"
 	gymEnv := []string{"HF_ENDPOINT=" + hub.Hub.URL}
 	resource := "+resource_config_path=resources_servers/my_rs/configs/my_rs.yaml"
-	for _, name := range []string{"set", "card"} {
+	// A new repo, one whose card has metadata, and a pull request to that one.
+	for _, name := range []string{"set", "card", "card --create-pr"} {
+		rev, want := "main", "Dataset upload successful"
+		if strings.HasSuffix(name, "--create-pr") {
+			rev, want = "refs/pr/1", "Pull Request created: "+hub.Hub.URL+"/datasets/my-org/Nemotron-RL-math-ngcard/discussions/1"
+		}
 		start := time.Now()
-		h.gymRun(t, "", gymEnv, "dataset", "upload", "-i", "data/train.jsonl", "--name", "gym"+name, resource)
+		gymOut := h.gymRun(t, "", gymEnv, append([]string{"dataset", "upload", "-i", "data/train.jsonl", "--name", "gym" + strings.Fields(name)[0], resource}, strings.Fields(name)[1:]...)...)
 		gymTook := time.Since(start)
 		start = time.Now()
 		ngOut := h.ngRun(t, ngEnv, "ng dataset upload -i data/train.jsonl --name ng"+name+" "+resource)
 		ngTook := time.Since(start)
-		if !strings.Contains(ngOut, "Dataset upload successful") {
-			t.Fatalf("NeMo Gym's upload:\n%s", ngOut)
+		if !strings.Contains(ngOut, want) || !strings.Contains(gymOut, strings.ReplaceAll(want, "ngcard", "gymcard")) {
+			t.Fatalf("the uploads' messages lack %q:\n gym: %s\n  ng: %s", want, gymOut, ngOut)
 		}
+		name = strings.Fields(name)[0]
 		for _, f := range []string{"README.md", "train.jsonl"} {
-			g, gok := hub.File("my-org/Nemotron-RL-math-gym"+name, "main", f)
-			n, nok := hub.File("my-org/Nemotron-RL-math-ng"+name, "main", f)
+			g, gok := hub.File("my-org/Nemotron-RL-math-gym"+name, rev, f)
+			n, nok := hub.File("my-org/Nemotron-RL-math-ng"+name, rev, f)
 			if !gok || !nok || !bytes.Equal(g, n) {
 				t.Errorf("%s of the %s upload: gym %q (%v), NeMo Gym %q (%v)", f, name, g, gok, n, nok)
 			}
 		}
-		if !hub.IsLFS("my-org/Nemotron-RL-math-gym"+name, "main", "train.jsonl") || !hub.IsLFS("my-org/Nemotron-RL-math-ng"+name, "main", "train.jsonl") {
+		if !hub.IsLFS("my-org/Nemotron-RL-math-gym"+name, rev, "train.jsonl") || !hub.IsLFS("my-org/Nemotron-RL-math-ng"+name, rev, "train.jsonl") {
 			t.Error("train.jsonl was not stored in LFS by both")
 		}
 		t.Logf("upload %s: same repository files; NeMo Gym %s, gym %s", name, ngTook.Round(100*time.Millisecond), gymTook.Round(time.Millisecond))
