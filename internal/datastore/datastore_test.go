@@ -273,7 +273,7 @@ func TestHFUploadThenDownload(t *testing.T) {
 		t.Errorf("commit %+v", cm)
 	}
 	out.Reset()
-	if err := UploadHF(ctx, c, u, &out); err != nil || !strings.Contains(out.String(), "is already in Collection") {
+	if err := UploadHF(ctx, c, u, &out); err != nil || !strings.Contains(out.String(), "Dataset 'rs' under Repo '"+repo+"' is already in Collection 'org/nemo-gym-abc'") {
 		t.Errorf("a second upload: %v\n%s", err, out.String())
 	}
 

@@ -63,13 +63,20 @@ type HFUpload struct {
 // org/<prefix>-<domain>-<dataset name>, the domain that of the config's
 // first resources server, lowercased.
 func (u HFUpload) RepoID() (string, error) {
+	repo, _, err := u.names()
+	return repo, err
+}
+
+// names are the repository and the dataset name (dataset_name, else the
+// resources server's).
+func (u HFUpload) names() (repo, name string, err error) {
 	b, err := os.ReadFile(u.ResourceConfigFile)
 	if err != nil {
-		return "", fmt.Errorf("resource_config_path: %w", err)
+		return "", "", fmt.Errorf("resource_config_path: %w", err)
 	}
 	root, err := pyyaml.Load(b, u.ResourceConfigFile)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	domain := ""
 	if d := serverDomain(root); d != "" {
@@ -77,9 +84,9 @@ func (u HFUpload) RepoID() (string, error) {
 	}
 	parts := strings.Split(u.ResourceConfig, "/")
 	if len(parts) < 2 || parts[1] == "" {
-		return "", fmt.Errorf("resource_config_path=%q: NeMo Gym names the dataset after the second part of this path (resources_servers/<name>/configs/<name>.yaml)", u.ResourceConfig)
+		return "", "", fmt.Errorf("resource_config_path=%q: NeMo Gym names the dataset after the second part of this path (resources_servers/<name>/configs/<name>.yaml)", u.ResourceConfig)
 	}
-	name := u.DatasetName
+	name = u.DatasetName
 	if name == "" {
 		name = parts[1]
 	}
@@ -87,7 +94,7 @@ func (u HFUpload) RepoID() (string, error) {
 	if u.Prefix != "" {
 		prefix = u.Prefix + "-"
 	}
-	return u.Organization + "/" + prefix + domain + name, nil
+	return u.Organization + "/" + prefix + domain + name, name, nil
 }
 
 // serverDomain is NeMo Gym's visit_resources_server: the first mapping
@@ -178,7 +185,7 @@ func CheckJSONL(file string) error {
 // the dataset card (tagged rl-environment and nemo-gym) together, on the
 // head the card was read from.
 func UploadHF(ctx context.Context, c *hub.Client, u HFUpload, out io.Writer) error {
-	repo, err := u.RepoID()
+	repo, name, err := u.names()
 	if err != nil {
 		return err
 	}
@@ -210,7 +217,7 @@ func UploadHF(ctx context.Context, c *hub.Client, u HFUpload, out io.Writer) err
 		}
 	}
 	if in {
-		fmt.Fprintf(out, "[Nemo-Gym] - Dataset '%s' under Repo '%s' is already in Collection '%s'\n", u.nameForMessage(), repo, collection)
+		fmt.Fprintf(out, "[Nemo-Gym] - Dataset '%s' under Repo '%s' is already in Collection '%s'\n", name, repo, collection)
 	} else {
 		if err := c.AddCollectionItem(ctx, collection, repo); err != nil {
 			return fmt.Errorf("adding to the collection: %w", err)
@@ -254,15 +261,6 @@ func UploadHF(ctx context.Context, c *hub.Client, u HFUpload, out io.Writer) err
 		fmt.Fprintln(out, "[Nemo-Gym] - Dataset upload successful")
 	}
 	return nil
-}
-
-// nameForMessage is NeMo Gym's dataset_name in its messages: the
-// configured one, which may be unset (Python prints None).
-func (u HFUpload) nameForMessage() string {
-	if u.DatasetName == "" {
-		return "None"
-	}
-	return u.DatasetName
 }
 
 // TagCard adds tags to a dataset card's YAML header as huggingface_hub's
