@@ -281,8 +281,8 @@ var secretKeys = map[string]string{
 // load checks the tokens and loads the config the command reads.
 func (o *datasetOptions) load(ctx context.Context) (config.Settings, commandRoots, error) {
 	for _, t := range o.passthrough {
-		key, _, _ := strings.Cut(strings.TrimLeft(t, "+~"), "=")
-		if where, ok := secretKeys[key]; ok {
+		key, value, _ := strings.Cut(strings.TrimLeft(t, "+~"), "=")
+		if where, ok := secretKeys[key]; ok && value != "" {
 			return config.Settings{}, commandRoots{}, usageErrorf("%s on the command line is visible to other users of this machine; put it in %s", key, where)
 		}
 	}
