@@ -190,12 +190,13 @@ func UploadHF(ctx context.Context, c *hub.Client, u HFUpload, out io.Writer) err
 		return err
 	}
 	collection := u.CollectionID()
+	if _, err := os.Stat(u.Input); err != nil {
+		return fmt.Errorf("input_jsonl_fpath: %w", err)
+	}
 	if u.Split == "train" {
 		if err := CheckJSONL(u.Input); err != nil {
 			return err
 		}
-	} else if _, err := os.Stat(u.Input); err != nil {
-		return fmt.Errorf("input_jsonl_fpath: %w", err)
 	}
 	if _, err := c.CreateDatasetRepo(ctx, repo, true); err != nil {
 		var se *hub.StatusError
