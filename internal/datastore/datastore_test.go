@@ -361,3 +361,24 @@ func TestHFDownloadPicksTheDefaultConfig(t *testing.T) {
 		t.Errorf("two configs, none default: %v", err)
 	}
 }
+
+func TestHFDownloadEveryCardSplit(t *testing.T) {
+	s := hubtest.New()
+	defer s.Close()
+	s.AddFile("org/custom", "main", "README.md", []byte("---\nconfigs:\n- config_name: default\n  data_files:\n  - split: benchmark\n    path: bench.jsonl\n  - split: train\n    path: t/*.jsonl\n---\n"))
+	s.AddFile("org/custom", "main", "bench.jsonl", []byte("{\"b\": 1}\n"))
+	s.AddFile("org/custom", "main", "t/0.jsonl", []byte("{\"t\": 1}\n"))
+	c := &hub.Client{Endpoint: s.Hub.URL, CacheDir: t.TempDir(), Backoff: time.Millisecond}
+	dir := t.TempDir()
+	var out bytes.Buffer
+	if err := DownloadHF(context.Background(), c, HFDownload{Repo: "org/custom", OutputDir: dir}, &out); err != nil {
+		t.Fatal(err)
+	}
+	want := "[Nemo-Gym] - Downloaded benchmark split to: " + filepath.Join(dir, "benchmark.jsonl") + "\n[Nemo-Gym] - Downloaded train split to: " + filepath.Join(dir, "train.jsonl") + "\n"
+	if out.String() != want {
+		t.Errorf("printed\n%s\nwant\n%s", out.String(), want)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "benchmark.jsonl")); string(b) != "{\"b\": 1}\n" {
+		t.Errorf("benchmark split %q", b)
+	}
+}

@@ -436,14 +436,23 @@ func DownloadHF(ctx context.Context, c *hub.Client, d HFDownload, out io.Writer)
 	}
 	splits := []string{d.Split}
 	if d.Split == "" {
+		// Every split, as load_dataset returns them: the card's own, in
+		// its order, else the ones file names mark.
+		candidates, err := prepare.CardSplits(readme, config)
+		if err != nil {
+			return fmt.Errorf("%s: %w", d.Repo, err)
+		}
+		if candidates == nil {
+			candidates = Splits
+		}
 		splits = nil
-		for _, s := range Splits {
+		for _, s := range candidates {
 			if files, _ := prepare.SplitDataFiles(paths, readme, config, s); len(files) > 0 {
 				splits = append(splits, s)
 			}
 		}
 		if len(splits) == 0 {
-			return fmt.Errorf("%s has no data files of a train, validation or test split", d.Repo)
+			return fmt.Errorf("%s has no data files of any split", d.Repo)
 		}
 	}
 	for _, split := range splits {

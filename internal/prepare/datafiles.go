@@ -266,3 +266,48 @@ func DefaultConfig(readme []byte) (string, error) {
 	}
 	return "", fmt.Errorf("Config name is missing. Please pick one among the available configs: %s", "['"+strings.Join(names, "', '")+"']")
 }
+
+// CardSplits lists the splits config's data_files declares in a card, in
+// its order ("train" alone for bare patterns); nil when the card declares
+// no configs, so splits come from file names.
+func CardSplits(readme []byte, config string) ([]string, error) {
+	header, ok := frontMatter(readme)
+	if !ok {
+		return nil, nil
+	}
+	var card struct {
+		Configs []struct {
+			Name      string    `yaml:"config_name"`
+			DataFiles yaml.Node `yaml:"data_files"`
+		} `yaml:"configs"`
+	}
+	if err := yaml.Unmarshal(header, &card); err != nil {
+		return nil, fmt.Errorf("README.md's YAML header: %w", err)
+	}
+	for _, c := range card.Configs {
+		if c.Name == "" {
+			c.Name = "default"
+		}
+		if c.Name != config {
+			continue
+		}
+		n := &c.DataFiles
+		if n.Kind == yaml.ScalarNode || (n.Kind == yaml.SequenceNode && len(n.Content) > 0 && n.Content[0].Kind == yaml.ScalarNode) {
+			return []string{"train"}, nil
+		}
+		var splits []string
+		for _, it := range n.Content {
+			var entry struct {
+				Split string `yaml:"split"`
+			}
+			if err := it.Decode(&entry); err != nil {
+				return nil, fmt.Errorf("README.md config %s: line %d: %w", config, it.Line, err)
+			}
+			if entry.Split != "" && !slices.Contains(splits, entry.Split) {
+				splits = append(splits, entry.Split)
+			}
+		}
+		return splits, nil
+	}
+	return nil, nil
+}

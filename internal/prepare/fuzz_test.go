@@ -3,6 +3,7 @@ package prepare
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -53,6 +54,9 @@ func FuzzSplitFiles(f *testing.F) {
 		}
 		if name, err := DefaultConfig([]byte(card)); err == nil && name == "" {
 			t.Errorf("DefaultConfig named no config and gave no error")
+		}
+		if splits, err := CardSplits([]byte(card), "default"); err == nil && slices.Contains(splits, "") {
+			t.Errorf("CardSplits gave an empty split name: %q", splits)
 		}
 	})
 }
