@@ -87,6 +87,10 @@ func TestScripts(t *testing.T) {
 				ts.Defer(hub.Close)
 				ts.Setenv("HF_ENDPOINT", hub.Hub.URL)
 			},
+			"hub":    hubCmd,
+			"gitlab": gitlabCmd,
+			// waitsize GLOB N: a file GLOB matches holds N bytes or more, within 10 s.
+			"waitsize": waitSize,
 		},
 		Setup: func(env *testscript.Env) error {
 			install := env.WorkDir + "/.install"

@@ -87,6 +87,7 @@ interpolation) and resolves components across search roots.`,
 	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(newCmdEnv(f, g), newCmdEval(f, g), newCmdServe(f), newCmdWatchdog())
 	root.AddCommand(newCmdList(f, nil), newCmdSearch(f, nil), newCmdDev(f))
+	root.AddCommand(newCmdDataset(f, g))
 	makeGroup(root)
 	positionalErrorsAreUsage(root)
 	root.Flags().BoolVar(&showVersion, "version", false, "show gym's version, the NeMo Gym version it follows, and the system, then exit")

@@ -9,6 +9,8 @@ package hub
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +18,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -24,6 +27,7 @@ import (
 
 	"github.com/nemo-gym-go/gym/internal/flock"
 	"github.com/nemo-gym-go/gym/internal/jsonl"
+	"github.com/nemo-gym-go/gym/internal/progress"
 )
 
 // DefaultEndpoint is the Hub huggingface_hub talks to without HF_ENDPOINT.
@@ -48,6 +52,8 @@ type Client struct {
 	Backoff time.Duration
 	// Log receives a line per download and per retry; nil is silent.
 	Log io.Writer
+	// Progress, when set, meters each upload and download of a file.
+	Progress func(label string, total int64) progress.Meter
 }
 
 // StatusError is an HTTP error from the Hub, with what to do about it.
@@ -55,10 +61,15 @@ type StatusError struct {
 	URL    string
 	Status int
 	Hint   string
+	// Detail is the server's own message, when it gave one.
+	Detail string
 }
 
 func (e *StatusError) Error() string {
 	msg := fmt.Sprintf("%s: HTTP %d %s", e.URL, e.Status, http.StatusText(e.Status))
+	if e.Detail != "" {
+		msg += " (" + e.Detail + ")"
+	}
 	if e.Hint != "" {
 		msg += "; " + e.Hint
 	}
@@ -350,7 +361,8 @@ func (t transient) Unwrap() error { return t.err }
 // rateLimited is a 429 or 5xx, with the wait the server asked for.
 type rateLimited struct {
 	StatusError
-	wait time.Duration
+	wait  time.Duration
+	asked bool // the server named the wait (Retry-After)
 }
 
 func (c *Client) statusError(u string, resp *http.Response, hint func(int) string) error {
@@ -376,11 +388,11 @@ func (c *Client) statusError(u string, resp *http.Response, hint func(int) strin
 		}
 	}
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
-		wait := time.Duration(0)
+		rl := &rateLimited{StatusError: e}
 		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s >= 0 {
-			wait = time.Duration(s) * time.Second
+			rl.wait, rl.asked = time.Duration(s)*time.Second, true
 		}
-		return &rateLimited{e, wait}
+		return rl
 	}
 	return &e
 }
@@ -396,6 +408,7 @@ func (c *Client) retry(ctx context.Context, u string, try func() error) error {
 	}
 	for attempt := 0; ; attempt++ {
 		err := try()
+		sleep := wait
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -409,7 +422,11 @@ func (c *Client) retry(ctx context.Context, u string, try func() error) error {
 			if attempt >= retries {
 				return &rl.StatusError
 			}
-			wait = min(max(wait, rl.wait), maxWait)
+			// The server's own Retry-After is the wait it asked for;
+			// without one, the backoff.
+			if rl.asked {
+				sleep = min(rl.wait, maxWait)
+			}
 		case errors.As(err, &tr):
 			if attempt >= retries {
 				return fmt.Errorf("%s: %w (after %d tries)", u, tr.err, attempt+1)
@@ -418,12 +435,16 @@ func (c *Client) retry(ctx context.Context, u string, try func() error) error {
 			return err
 		}
 		if c.Log != nil {
-			fmt.Fprintf(c.Log, "hub: %s: %v; retrying in %s\n", u, err, wait)
+			msg := err.Error()
+			if !strings.HasPrefix(msg, u) {
+				msg = u + ": " + msg
+			}
+			fmt.Fprintf(c.Log, "hub: %s; retrying in %s\n", msg, sleep)
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(wait):
+		case <-time.After(sleep):
 		}
 		wait = min(wait*2, maxWait)
 	}
@@ -490,6 +511,12 @@ func (c *Client) Download(ctx context.Context, fileURL string) (string, error) {
 			return "", fmt.Errorf("%s: downloaded %d bytes, the Hub announced %d", fileURL, fileSize(part), m.size)
 		}
 	}
+	if m.sha256 != "" {
+		if got, err := fileSHA256(part); err != nil || got != m.sha256 {
+			os.Remove(part)
+			return "", fmt.Errorf("%s: the downloaded bytes do not have the sha256 the Hub announced (%s); the partial copy is removed, run again", fileURL, m.sha256)
+		}
+	}
 	if err := os.Rename(part, final); err != nil {
 		return "", err
 	}
@@ -505,6 +532,9 @@ type meta struct {
 	etag   string
 	size   int64 // -1 when not announced
 	source *url.URL
+	// sha256 is the content's checksum when the Hub names one: an LFS
+	// file's X-Linked-Etag is the sha256 of its bytes.
+	sha256 string
 }
 
 // head asks for a file's metadata, following redirects on the Hub's own
@@ -527,6 +557,9 @@ func (c *Client) head(ctx context.Context, fileURL string) (meta, error) {
 		}
 		resp.Body.Close()
 		m := meta{etag: firstHeader(resp.Header, "X-Linked-Etag", "ETag"), size: -1, source: u}
+		if lfs := firstHeader(resp.Header, "X-Linked-Etag"); sha256Hex.MatchString(lfs) {
+			m.sha256 = lfs
+		}
 		if s, err := strconv.ParseInt(firstHeader(resp.Header, "X-Linked-Size", "Content-Length"), 10, 64); err == nil {
 			m.size = s
 		}
@@ -606,7 +639,13 @@ func (c *Client) fetchInto(ctx context.Context, fileURL string, m meta, part str
 	if err != nil {
 		return err
 	}
-	_, copyErr := io.Copy(f, resp.Body)
+	// Named by the Hub's URL: the storage's path is a content hash.
+	meter := c.meter("Downloading "+path.Base(fileURL), m.size)
+	if flags&os.O_APPEND != 0 {
+		meter.Add(have)
+	}
+	_, copyErr := io.Copy(f, &countingReader{r: resp.Body, meter: meter})
+	meter.Finish()
 	if err := f.Close(); err != nil {
 		return err
 	}
@@ -617,6 +656,21 @@ func (c *Client) fetchInto(ctx context.Context, fileURL string, m meta, part str
 		return transient{fmt.Errorf("the download stopped at %d of %d bytes", fileSize(part), m.size)}
 	}
 	return nil
+}
+
+var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+func fileSHA256(p string) (string, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 func fileSize(p string) int64 {

@@ -25,6 +25,21 @@ var splitKeywords = map[string][]string{
 // when no name marks a split. gym reads parquet, so other formats are
 // refused by name.
 func splitFiles(paths []string, readme []byte, config, split string) ([]string, error) {
+	chosen, err := SplitDataFiles(paths, readme, config, split)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range chosen {
+		if !strings.HasSuffix(p, ".parquet") {
+			return nil, fmt.Errorf("split %s has %s; gym reads the Hub's parquet files only", split, p)
+		}
+	}
+	return chosen, nil
+}
+
+// SplitDataFiles picks a split's data files of a repository, whatever
+// their format, as load_dataset does (see splitFiles), sorted.
+func SplitDataFiles(paths []string, readme []byte, config, split string) ([]string, error) {
 	patterns, err := cardPatterns(readme, config, split)
 	if err != nil {
 		return nil, err
@@ -63,11 +78,6 @@ func splitFiles(paths []string, readme []byte, config, split string) ([]string, 
 		return nil, fmt.Errorf("no data files for config %s, split %s", config, split)
 	}
 	slices.Sort(chosen)
-	for _, p := range chosen {
-		if !strings.HasSuffix(p, ".parquet") {
-			return nil, fmt.Errorf("split %s has %s; gym reads the Hub's parquet files only", split, p)
-		}
-	}
 	return chosen, nil
 }
 
@@ -218,4 +228,86 @@ func globRegexp(glob string) *regexp.Regexp {
 	}
 	b.WriteString("$")
 	return regexp.MustCompile(b.String())
+}
+
+// DefaultConfig is the config load_dataset reads when given none: the one
+// the card marks `default: true`, else its only one, else "default"; a
+// card with several configs and no default one is an error listing them,
+// as the datasets library's.
+func DefaultConfig(readme []byte) (string, error) {
+	header, ok := frontMatter(readme)
+	if !ok {
+		return "default", nil
+	}
+	var card struct {
+		Configs []struct {
+			Name    string `yaml:"config_name"`
+			Default bool   `yaml:"default"`
+		} `yaml:"configs"`
+	}
+	if err := yaml.Unmarshal(header, &card); err != nil {
+		return "", fmt.Errorf("README.md's YAML header: %w", err)
+	}
+	var names []string
+	for _, c := range card.Configs {
+		if c.Name == "" {
+			c.Name = "default"
+		}
+		if c.Default {
+			return c.Name, nil
+		}
+		names = append(names, c.Name)
+	}
+	switch {
+	case len(names) == 1:
+		return names[0], nil
+	case len(names) == 0 || slices.Contains(names, "default"):
+		return "default", nil
+	}
+	return "", fmt.Errorf("Config name is missing. Please pick one among the available configs: %s", "['"+strings.Join(names, "', '")+"']")
+}
+
+// CardSplits lists the splits config's data_files declares in a card, in
+// its order ("train" alone for bare patterns); nil when the card declares
+// no configs, so splits come from file names.
+func CardSplits(readme []byte, config string) ([]string, error) {
+	header, ok := frontMatter(readme)
+	if !ok {
+		return nil, nil
+	}
+	var card struct {
+		Configs []struct {
+			Name      string    `yaml:"config_name"`
+			DataFiles yaml.Node `yaml:"data_files"`
+		} `yaml:"configs"`
+	}
+	if err := yaml.Unmarshal(header, &card); err != nil {
+		return nil, fmt.Errorf("README.md's YAML header: %w", err)
+	}
+	for _, c := range card.Configs {
+		if c.Name == "" {
+			c.Name = "default"
+		}
+		if c.Name != config {
+			continue
+		}
+		n := &c.DataFiles
+		if n.Kind == yaml.ScalarNode || (n.Kind == yaml.SequenceNode && len(n.Content) > 0 && n.Content[0].Kind == yaml.ScalarNode) {
+			return []string{"train"}, nil
+		}
+		var splits []string
+		for _, it := range n.Content {
+			var entry struct {
+				Split string `yaml:"split"`
+			}
+			if err := it.Decode(&entry); err != nil {
+				return nil, fmt.Errorf("README.md config %s: line %d: %w", config, it.Line, err)
+			}
+			if entry.Split != "" && !slices.Contains(splits, entry.Split) {
+				splits = append(splits, entry.Split)
+			}
+		}
+		return splits, nil
+	}
+	return nil, nil
 }

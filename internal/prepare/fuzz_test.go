@@ -3,6 +3,7 @@ package prepare
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -50,6 +51,12 @@ func FuzzSplitFiles(f *testing.F) {
 		got, err := splitFiles(strings.Split(paths, "\n"), []byte(card), "default", split)
 		if err == nil && len(got) == 0 {
 			t.Errorf("no files and no error")
+		}
+		if name, err := DefaultConfig([]byte(card)); err == nil && name == "" {
+			t.Errorf("DefaultConfig named no config and gave no error")
+		}
+		if splits, err := CardSplits([]byte(card), "default"); err == nil && slices.Contains(splits, "") {
+			t.Errorf("CardSplits gave an empty split name: %q", splits)
 		}
 	})
 }

@@ -9,6 +9,8 @@ package hubtest
 import (
 	"bytes"
 	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -28,12 +30,33 @@ type Server struct {
 	Hub, Storage *httptest.Server
 	// Token, when set, is required (as a bearer token) by every Hub request.
 	Token string
+	// ReadToken, when set, is accepted for reading and refused (403) for
+	// every write.
+	ReadToken string
+	// LFSThreshold is the size from which preupload sends a file to LFS
+	// (default 10 MiB, as the Hub); a file with a NUL in its sample goes
+	// there whatever its size.
+	LFSThreshold int64
+	// PartSize, when set, makes the LFS batch answer ask for multipart
+	// uploads of this many bytes a part.
+	PartSize int
+
+	repos       map[string]bool             // created repos (the ones files were added to exist too)
+	heads       map[string]string           // "repo@revision" → commit id, once committed to
+	lfsObjects  map[string][]byte           // sha256 → content, uploaded to storage
+	lfsFiles    map[string]bool             // "repo@revision:path" stored in LFS
+	collections map[string][]CollectionItem // slug → items
+	prs         map[string]int              // repo → pull requests opened
+	// Commits records every commit made through the API, in order.
+	Commits []Commit
 
 	mu       sync.Mutex
 	files    map[string][]byte // "repo@revision:path" → content
 	parquet  map[string][]string
 	cutOnce  map[string]int // path → bytes to send before cutting the next download
-	refusals []int          // statuses the next Hub requests get, in order
+	corrupt  map[string]bool
+	stall    map[string]int
+	refusals []int // statuses the next Hub requests get, in order
 	// Downloads counts storage GETs by file path; Ranges the ones that
 	// asked for a range; StorageAuth the storage requests that carried
 	// an Authorization header (there must be none).
@@ -44,8 +67,10 @@ type Server struct {
 
 // New starts a fake Hub; stop it with Close.
 func New() *Server {
-	s := &Server{files: map[string][]byte{}, parquet: map[string][]string{}, cutOnce: map[string]int{},
-		Downloads: map[string]int{}, Ranges: map[string]int{}}
+	s := &Server{files: map[string][]byte{}, parquet: map[string][]string{}, cutOnce: map[string]int{}, corrupt: map[string]bool{}, stall: map[string]int{},
+		Downloads: map[string]int{}, Ranges: map[string]int{},
+		repos: map[string]bool{}, heads: map[string]string{}, lfsObjects: map[string][]byte{}, lfsFiles: map[string]bool{},
+		collections: map[string][]CollectionItem{}, prs: map[string]int{}}
 	s.Storage = httptest.NewServer(http.HandlerFunc(s.storage))
 	s.Hub = httptest.NewServer(http.HandlerFunc(s.hub))
 	return s
@@ -84,6 +109,22 @@ func (s *Server) CutNext(path string, n int) {
 	s.cutOnce[path] = n
 }
 
+// StallNext makes the next download of path send n bytes and then
+// nothing, until the client goes away: a transfer a signal interrupts.
+func (s *Server) StallNext(path string, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stall[path] = n
+}
+
+// Corrupt makes the storage host serve path with its first byte changed
+// from now on, as a broken cache or proxy might.
+func (s *Server) Corrupt(path string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.corrupt[path] = true
+}
+
 // Refuse answers the next n Hub requests with status (and, for a 429 or
 // 5xx, Retry-After: 0).
 func (s *Server) Refuse(n, status int) {
@@ -104,7 +145,12 @@ func (s *Server) hub(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":"`+http.StatusText(status)+`"}`, status)
 		return
 	}
-	if s.Token != "" && r.Header.Get("Authorization") != "Bearer "+s.Token {
+	readOnly := s.ReadToken != "" && r.Header.Get("Authorization") == "Bearer "+s.ReadToken
+	if readOnly && r.Method != http.MethodGet && r.Method != http.MethodHead {
+		http.Error(w, `{"error":"You don't have the rights to write to this repository"}`, http.StatusForbidden)
+		return
+	}
+	if s.Token != "" && !readOnly && r.Header.Get("Authorization") != "Bearer "+s.Token {
 		if r.Header.Get("Authorization") == "" {
 			http.Error(w, `{"error":"Access to dataset is restricted. You must have access to it and be authenticated to access it. Please log in."}`, http.StatusUnauthorized)
 		} else {
@@ -113,6 +159,9 @@ func (s *Server) hub(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := r.URL.EscapedPath()
+	if s.write(w, r, p) {
+		return
+	}
 	if rest, ok := strings.CutPrefix(p, "/api/datasets/"); ok && !strings.Contains(rest, "/parquet/") && !strings.Contains(rest, "/tree/") {
 		repo, rev, _ := strings.Cut(rest, "/revision/")
 		if rev == "" {
@@ -167,11 +216,20 @@ func (s *Server) commit(repo, rev string) (name, sha string, ok bool) {
 		if !strings.HasPrefix(key, repo+"@") {
 			continue
 		}
-		if r == rev || commitID(repo, r) == rev {
-			return r, commitID(repo, r), true
+		if r == rev || s.sha(repo, r) == rev {
+			return r, s.sha(repo, r), true
 		}
 	}
 	return "", "", false
+}
+
+// sha is the commit a revision of repo points at: the last one made
+// through the API, else one made up from the names.
+func (s *Server) sha(repo, rev string) string {
+	if h, ok := s.heads[repo+"@"+rev]; ok {
+		return h
+	}
+	return commitID(repo, rev)
 }
 
 // commitID is a revision's commit: itself when it is one, else made up.
@@ -289,7 +347,11 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request, rest string) {
 		notFound(w, "EntryNotFound")
 		return
 	}
-	w.Header().Set("X-Linked-Etag", `"`+etag(b)+`"`)
+	if s.lfsFiles[key] {
+		w.Header().Set("X-Linked-Etag", `"`+sha256Hex(b)+`"`)
+	} else {
+		w.Header().Set("X-Linked-Etag", `"`+etag(b)+`"`)
+	}
 	w.Header().Set("X-Linked-Size", strconv.Itoa(len(b)))
 	w.Header().Set("ETag", `"`+etag(b)+`"`)
 	w.Header().Set("Location", s.Storage.URL+"/blob/"+strings.ReplaceAll(key, "/", "%2F")+"?X-Amz-Signature=signed")
@@ -301,16 +363,26 @@ func (s *Server) storage(w http.ResponseWriter, r *http.Request) {
 	if r.Header.Get("Authorization") != "" {
 		s.StorageAuth++
 	}
+	if strings.HasPrefix(r.URL.Path, "/lfs/") {
+		defer s.mu.Unlock()
+		s.lfsStorage(w, r)
+		return
+	}
 	key := unescape(strings.TrimPrefix(r.URL.EscapedPath(), "/blob/"))
 	b, ok := s.files[key]
 	_, path, _ := strings.Cut(key, ":")
 	cut, cutting := s.cutOnce[path]
+	stall, stalling := s.stall[path]
+	if s.corrupt[path] && len(b) > 0 {
+		b = append([]byte{b[0] ^ 1}, b[1:]...)
+	}
 	if r.Method == http.MethodGet {
 		s.Downloads[path]++
 		if r.Header.Get("Range") != "" {
 			s.Ranges[path]++
 		}
 		delete(s.cutOnce, path)
+		delete(s.stall, path)
 	}
 	s.mu.Unlock()
 	if !ok || r.URL.Query().Get("X-Amz-Signature") != "signed" {
@@ -318,6 +390,14 @@ func (s *Server) storage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("ETag", `"`+etag(b)+`"`)
+	if stalling && r.Method == http.MethodGet {
+		w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+		w.WriteHeader(http.StatusOK)
+		w.Write(b[:stall])
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+		return
+	}
 	if cutting && r.Method == http.MethodGet {
 		w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 		w.WriteHeader(http.StatusOK)
@@ -334,6 +414,11 @@ func unescape(s string) string {
 
 func etag(b []byte) string {
 	return fmt.Sprintf("%x", sha1.Sum(b))
+}
+
+func sha256Hex(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
 }
 
 // Column is a parquet column as the datasets library writes one:
