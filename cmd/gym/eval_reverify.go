@@ -156,6 +156,7 @@ func runEvalReverify(ctx context.Context, opts *reverifyOptions) error {
 		return err
 	}
 
+	parent := ctx
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	if len(plan.Servers) > 0 {
@@ -193,6 +194,11 @@ func runEvalReverify(ctx context.Context, opts *reverifyOptions) error {
 	}
 	if ctx.Err() != nil && sum != nil && sum.Paths.Output != "" {
 		fmt.Fprintf(errOut, "Interrupted: the re-verified rollouts so far are in %s; run the same command with --resume to finish.\n", sum.Paths.Output)
+	}
+	// A signal's exit code and message come from the root; a server that
+	// died is this command's error.
+	if parent.Err() != nil {
+		return context.Canceled
 	}
 	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
 		return cause
