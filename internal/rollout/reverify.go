@@ -125,6 +125,13 @@ func PlanReverify(o ReverifyOptions) (*ReverifyPlan, error) {
 			return nil, &InputError{Path: f.path, Msg: fmt.Sprintf("cannot read it (%s): %v", f.flag, errors.Unwrap(err))}
 		}
 	}
+	// Only a recovery appended onto the run's own rollouts writes where it
+	// reads; anything else would clear the rollouts before reading them.
+	for _, in := range []string{o.Inputs, o.Rollouts} {
+		if samePath(in, o.Output) && !(o.Append && in == o.Rollouts) {
+			return nil, &InputError{Path: o.Output, Msg: "the output is one of the files re-verified; write it elsewhere (or recover judge failures into the rollouts with --judge-failed-only --append)"}
+		}
+	}
 	p := &ReverifyPlan{o: o, source: o.Rollouts, inputs: map[key]rowRef{}}
 	err := eachRow(o.Inputs, func(lr *lineReader, row gjson.Result) error {
 		k, ok := rowKey(row)
@@ -539,6 +546,17 @@ func sortedCounts(m map[string]int) []string {
 		return a < b
 	})
 	return out
+}
+
+// samePath reports whether two paths name one file (or, when either does
+// not exist yet, are the same path).
+func samePath(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	ia, errA := os.Stat(a)
+	ib, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(ia, ib)
 }
 
 func newGet(ctx context.Context, url string) (*http.Request, error) {

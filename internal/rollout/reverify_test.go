@@ -570,6 +570,14 @@ func TestReverifyPlanErrors(t *testing.T) {
 		})
 	}
 	w := newReverifyWorld(t, 1)
+	for _, out := range []string{"run.jsonl", "run_materialized_inputs.jsonl"} {
+		for _, judge := range []bool{false, true} {
+			o := w.options(out, func(s *ReverifySettings) { s.Overwrite, s.JudgeFailedOnly = true, judge })
+			if _, err := PlanReverify(o); err == nil || !strings.Contains(err.Error(), "the output is one of the files re-verified") {
+				t.Errorf("-o %s (judge-failed-only %v): err = %v", out, judge, err)
+			}
+		}
+	}
 	o := w.options("rv.jsonl", nil)
 	o.Rollouts = filepath.Join(w.dir, "missing.jsonl")
 	if _, err := PlanReverify(o); err == nil || !strings.Contains(err.Error(), "missing.jsonl: cannot read it (--rollouts)") {
