@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -122,7 +123,11 @@ func pyList(names []string) string {
 func PlanReverify(o ReverifyOptions) (*ReverifyPlan, error) {
 	for _, f := range []struct{ path, flag string }{{o.Inputs, "--inputs"}, {o.Rollouts, "--rollouts"}} {
 		if _, err := os.Stat(f.path); err != nil {
-			return nil, &InputError{Path: f.path, Msg: fmt.Sprintf("cannot read it (%s): %v", f.flag, errors.Unwrap(err))}
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return nil, &InputError{Path: f.path, Msg: fmt.Sprintf("cannot read it (%s): %v", f.flag, err)}
 		}
 	}
 	// Only a recovery appended onto the run's own rollouts writes where it

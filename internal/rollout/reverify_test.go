@@ -30,7 +30,7 @@ import (
 // failures file) and a resources server built on gym's resources base
 // whose verifier gives reward 1 when the answer is the row's expected one.
 type reverifyWorld struct {
-	t        *testing.T
+	t        testing.TB
 	dir      string
 	inputs   string
 	rollouts string
@@ -80,7 +80,7 @@ func mustJSON(v any) []byte {
 // newReverifyWorld writes n tasks: task i expects "A", and its rollout
 // answered "A" when i is even; the rollouts were scored reward 0.5 by an
 // older verifier.
-func newReverifyWorld(t *testing.T, n int) *reverifyWorld {
+func newReverifyWorld(t testing.TB, n int) *reverifyWorld {
 	t.Helper()
 	w := &reverifyWorld{t: t, dir: t.TempDir(), mode: resources.ReverifyStateless, judgeFails: map[string]bool{}}
 	w.inputs = filepath.Join(w.dir, "run_materialized_inputs.jsonl")
@@ -761,4 +761,21 @@ func FuzzVerifyPayload(f *testing.F) {
 			t.Fatalf("response %s, want %s", got, want)
 		}
 	})
+}
+
+// BenchmarkReverify re-verifies a run of 2,000 rollouts against a resources
+// server on gym's base, over loopback HTTP.
+func BenchmarkReverify(b *testing.B) {
+	w := newReverifyWorld(b, 2000)
+	b.ResetTimer()
+	for range b.N {
+		plan, err := PlanReverify(w.options("rv.jsonl", func(s *ReverifySettings) { s.Overwrite, s.Concurrency = true, 64 }))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := plan.Run(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(2000*b.N)/b.Elapsed().Seconds(), "rollouts/s")
 }
