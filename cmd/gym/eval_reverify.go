@@ -138,7 +138,7 @@ func runEvalReverify(ctx context.Context, opts *reverifyOptions) error {
 	settings.Rollouts = roots.resolveExisting(settings.Rollouts)
 	settings.Output = roots.abs(settings.Output)
 	runToken, _ := opts.ws.LookupEnv(server.RunTokenEnv)
-	plan, err := rollout.PlanReverify(rollout.ReverifyOptions{
+	plan, err := rollout.PlanReverify(ctx, rollout.ReverifyOptions{
 		ReverifySettings: settings,
 		Routes:           routes,
 		MaxAttempts:      rollout.MaxAttempts(opts.ws.LookupEnv, errOut),

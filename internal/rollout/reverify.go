@@ -120,7 +120,8 @@ func pyList(names []string) string {
 
 // PlanReverify reads the inputs and checks every rollout that will be
 // verified: its materialized input, its response, its resources server.
-func PlanReverify(o ReverifyOptions) (*ReverifyPlan, error) {
+// Cancelling ctx stops the reading.
+func PlanReverify(ctx context.Context, o ReverifyOptions) (*ReverifyPlan, error) {
 	for _, f := range []struct{ path, flag string }{{o.Inputs, "--inputs"}, {o.Rollouts, "--rollouts"}} {
 		if _, err := os.Stat(f.path); err != nil {
 			var pe *fs.PathError
@@ -139,6 +140,9 @@ func PlanReverify(o ReverifyOptions) (*ReverifyPlan, error) {
 	}
 	p := &ReverifyPlan{o: o, source: o.Rollouts, inputs: map[key]rowRef{}}
 	err := eachRow(o.Inputs, func(lr *lineReader, row gjson.Result) error {
+		if err := ctx.Err(); err != nil {
+			return context.Cause(ctx)
+		}
 		k, ok := rowKey(row)
 		if !ok {
 			return lr.errorf("the materialized input lacks %s or %s", TaskIndexKey, RolloutIndexKey)
@@ -177,6 +181,9 @@ func PlanReverify(o ReverifyOptions) (*ReverifyPlan, error) {
 	}
 	verifiers, servers := map[string]bool{}, map[string]bool{}
 	err = p.walk(func(lr *lineReader, _ key, payload []byte) error {
+		if err := ctx.Err(); err != nil {
+			return context.Cause(ctx)
+		}
 		p.Rows++
 		rs, err := o.Routes.For(gjson.ParseBytes(payload))
 		if err != nil {

@@ -182,7 +182,7 @@ func (w *reverifyWorld) options(output string, edit func(*ReverifySettings)) Rev
 
 func (w *reverifyWorld) reverify(ctx context.Context, output string, edit func(*ReverifySettings)) (*ReverifySummary, error) {
 	w.t.Helper()
-	plan, err := PlanReverify(w.options(output, edit))
+	plan, err := PlanReverify(context.Background(), w.options(output, edit))
 	if err != nil {
 		return nil, err
 	}
@@ -563,7 +563,7 @@ func TestReverifyPlanErrors(t *testing.T) {
 			w := newReverifyWorld(t, 0)
 			w.write(w.inputs, tc.inputs+"\n")
 			w.write(w.rollouts, tc.rollouts+"\n")
-			_, err := PlanReverify(w.options("rv.jsonl", tc.edit))
+			_, err := PlanReverify(context.Background(), w.options("rv.jsonl", tc.edit))
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Fatalf("err = %v, want %q", err, tc.wantErr)
 			}
@@ -573,14 +573,19 @@ func TestReverifyPlanErrors(t *testing.T) {
 	for _, out := range []string{"run.jsonl", "run_materialized_inputs.jsonl"} {
 		for _, judge := range []bool{false, true} {
 			o := w.options(out, func(s *ReverifySettings) { s.Overwrite, s.JudgeFailedOnly = true, judge })
-			if _, err := PlanReverify(o); err == nil || !strings.Contains(err.Error(), "the output is one of the files re-verified") {
+			if _, err := PlanReverify(context.Background(), o); err == nil || !strings.Contains(err.Error(), "the output is one of the files re-verified") {
 				t.Errorf("-o %s (judge-failed-only %v): err = %v", out, judge, err)
 			}
 		}
 	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := PlanReverify(ctx, w.options("rv.jsonl", nil)); !errors.Is(err, context.Canceled) {
+		t.Errorf("a cancelled plan: err = %v", err)
+	}
 	o := w.options("rv.jsonl", nil)
 	o.Rollouts = filepath.Join(w.dir, "missing.jsonl")
-	if _, err := PlanReverify(o); err == nil || !strings.Contains(err.Error(), "missing.jsonl: cannot read it (--rollouts)") {
+	if _, err := PlanReverify(context.Background(), o); err == nil || !strings.Contains(err.Error(), "missing.jsonl: cannot read it (--rollouts)") {
 		t.Errorf("err = %v", err)
 	}
 }
@@ -769,7 +774,7 @@ func BenchmarkReverify(b *testing.B) {
 	w := newReverifyWorld(b, 2000)
 	b.ResetTimer()
 	for range b.N {
-		plan, err := PlanReverify(w.options("rv.jsonl", func(s *ReverifySettings) { s.Overwrite, s.Concurrency = true, 64 }))
+		plan, err := PlanReverify(context.Background(), w.options("rv.jsonl", func(s *ReverifySettings) { s.Overwrite, s.Concurrency = true, 64 }))
 		if err != nil {
 			b.Fatal(err)
 		}
