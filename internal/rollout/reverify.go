@@ -535,11 +535,7 @@ func (p *ReverifyPlan) Run(ctx context.Context) (*ReverifySummary, error) {
 	}
 	fmt.Fprintf(o.Out, "Finished rollout reverification! View results at:\nRe-verified rollouts: %s\nAggregate metrics: %s\n", paths.Output, metrics)
 	if missing := sum.Failed + sum.NotPersisted; missing > 0 {
-		var routed []string
-		for _, c := range sortedCounts(sum.FailureCounts) {
-			routed = append(routed, c)
-		}
-		fmt.Fprintf(o.Out, "Rollouts missing from the score: %d of %d re-verified this run (%s; see %s)\n", missing, sum.Dispatched, strings.Join(routed, ", "), paths.Failures)
+		fmt.Fprintf(o.Out, "Rollouts missing from the score: %d of %d re-verified this run (%s; see %s)\n", missing, sum.Dispatched, countsByName(sum.FailureCounts), paths.Failures)
 	}
 	if sum.Warning != "" {
 		fmt.Fprintln(o.Log, sum.Warning)
@@ -547,17 +543,13 @@ func (p *ReverifyPlan) Run(ctx context.Context) (*ReverifySummary, error) {
 	return sum, dispatchErr
 }
 
-func sortedCounts(m map[string]int) []string {
+// countsByName writes counts as "2 judge_failed, 1 verify_request_failed".
+func countsByName(m map[string]int) string {
 	var out []string
-	for k, v := range m {
-		out = append(out, fmt.Sprintf("%d %s", v, k))
+	for _, name := range sortedKeys(m) {
+		out = append(out, fmt.Sprintf("%d %s", m[name], name))
 	}
-	sort.Slice(out, func(i, j int) bool {
-		_, a, _ := strings.Cut(out[i], " ")
-		_, b, _ := strings.Cut(out[j], " ")
-		return a < b
-	})
-	return out
+	return strings.Join(out, ", ")
 }
 
 // samePath reports whether two paths name one file (or, when either does
