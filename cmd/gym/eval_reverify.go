@@ -11,6 +11,7 @@ import (
 
 	"github.com/nemo-gym-go/gym/internal/config"
 	"github.com/nemo-gym-go/gym/internal/config/override"
+	"github.com/nemo-gym-go/gym/internal/export"
 	"github.com/nemo-gym-go/gym/internal/iostreams"
 	"github.com/nemo-gym-go/gym/internal/launcher"
 	"github.com/nemo-gym-go/gym/internal/progress"
@@ -116,7 +117,12 @@ func runEvalReverify(ctx context.Context, opts *reverifyOptions) error {
 	if err != nil {
 		return err
 	}
-	settings, err := rollout.ReadReverifySettings(config.Settings{Result: res})
+	s := config.Settings{Result: res}
+	settings, err := rollout.ReadReverifySettings(s)
+	if err != nil {
+		return err
+	}
+	trackers, err := export.FromConfig(s.Node)
 	if err != nil {
 		return err
 	}
@@ -188,7 +194,24 @@ func runEvalReverify(ctx context.Context, opts *reverifyOptions) error {
 			}
 		}()
 	}
+	trackers.Warn = errOut
+	if masked, err := res.Resolved(true); err == nil {
+		trackers.Start(ctx, masked)
+	}
 	sum, err := plan.Run(ctx)
+	var failures *rollout.VerifyFailuresError
+	if (err == nil || errors.As(err, &failures)) && sum != nil {
+		metrics := "" // metrics of an earlier run are not this one's
+		if sum.MetricsWritten {
+			metrics = sum.Paths.Metrics
+		}
+		trackers.Report(context.WithoutCancel(ctx), sum.Paths.Output, metrics)
+	}
+	status := err
+	if parent.Err() != nil {
+		status = context.Canceled
+	}
+	trackers.Finish(context.WithoutCancel(ctx), export.RunStatus(status))
 	if errors.As(err, &exists) {
 		return usageErrorf("%v", err)
 	}

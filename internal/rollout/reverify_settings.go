@@ -22,8 +22,9 @@ const (
 )
 
 // reverifyNeMoGymOnlyKeys are RolloutReverificationConfig's settings gym
-// does not implement; each set one gets a warning.
-var reverifyNeMoGymOnlyKeys = []string{"retry_terminal_timeouts", "retry_invalid_judge_responses", "upload_rollouts"}
+// does not implement; each set one gets a warning. (upload_rollouts is the
+// trackers', internal/export.)
+var reverifyNeMoGymOnlyKeys = []string{"retry_terminal_timeouts", "retry_invalid_judge_responses"}
 
 // ReverifySettings are `gym eval reverify`'s settings, read from its
 // resolved config and checked before any server starts.
