@@ -117,7 +117,42 @@ func TestReverifyMatchesNeMoGym(t *testing.T) {
 	if err != nil || !strings.Contains(out, "Reward profile completion: 10/10 rollout rows (100.00%)") {
 		t.Errorf("NeMo Gym's eval profile of gym's output: %v\n%s", err, out)
 	}
-	t.Logf("%d rollouts re-verified by gym (Python and Go mcqa) as NeMo Gym re-verifies them; metrics equal; read back by NeMo Gym's eval profile", len(want))
+
+	// Each resumes the other's partial output: the first 4 rows of a
+	// finished one, and only the other 6 are verified again.
+	partial := func(from, to string) {
+		data, err := os.ReadFile(filepath.Join(h.work, from))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.SplitAfter(string(data), "\n")
+		h.write(to, strings.Join(lines[:4], ""), 0o644)
+	}
+	partial("gym_go_rv.jsonl", "ng_resumed.jsonl")
+	out, err = h.run(context.Background(), "ng eval reverify --config rv.yaml"+files+" -o ng_resumed.jsonl --resume ++uv_cache_dir=/var/cache/uv ++head_server.port="+strconv.Itoa(freePort(t))+" > ng_resumed.log 2>&1")
+	log, _ := os.ReadFile(filepath.Join(h.work, "ng_resumed.log"))
+	killLeft(h)
+	if err != nil || !strings.Contains(string(log), "- 4 rows already done (in main jsonl)") || !strings.Contains(string(log), "- 6 rows that still need to be run") {
+		t.Errorf("NeMo Gym's eval reverify --resume of gym's partial output: %v\n%s%s", err, out, log)
+	}
+	partial("ng_rv.jsonl", "gym_resumed.jsonl")
+	goOut = runGym("eval", "reverify", "--config", "rv.yaml", "--search-dir", h.work, "--inputs", "results/mcqa_materialized_inputs.jsonl",
+		"--rollouts", "results/mcqa.jsonl", "-o", "gym_resumed.jsonl", "--resume", "++builtin_servers=prefer", "++head_server.port="+strconv.Itoa(freePort(t)))
+	if !strings.Contains(goOut, "4 already done; 0 failed attempts before; 0 failed for good; 0 out of attempts (NEMO_GYM_MAX_ROLLOUT_ATTEMPTS=3); 6 to run") {
+		t.Errorf("gym eval reverify --resume of NeMo Gym's partial output:\n%s", goOut)
+	}
+	for _, file := range []string{"ng_resumed.jsonl", "gym_resumed.jsonl"} {
+		got := rowsByRollout(t, h.work, file)
+		if len(got) != len(want) {
+			t.Errorf("%s: %d rollouts after resuming, want %d", file, len(got), len(want))
+		}
+		for k, w := range want {
+			if g, ok := got[k]; !ok || g["reward"] != w["reward"] {
+				t.Errorf("%s rollout %s: reward %v, NeMo Gym's %v", file, k, g["reward"], w["reward"])
+			}
+		}
+	}
+	t.Logf("%d rollouts re-verified by gym (Python and Go mcqa) as NeMo Gym re-verifies them; metrics equal; read back by NeMo Gym's eval profile; each resumes the other's partial output", len(want))
 }
 
 // rowsByRollout reads a rollouts file as "<task>/<rollout>" -> the row.
