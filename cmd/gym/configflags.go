@@ -31,15 +31,22 @@ type configFlags struct {
 // register declares the flags in NeMo Gym's declaration order, which is
 // also the order their tokens take.
 func (c *configFlags) register(fs *pflag.FlagSet) {
+	c.registerSelectors(fs)
+	fs.StringVarP(&c.model, "model", "m", "", "policy model name (sets policy_model_name)")
+	fs.StringVar(&c.modelURL, "model-url", "", "policy model base URL (sets policy_base_url)")
+	fs.StringVar(&c.modelAPIKey, "model-api-key", "", "policy model API key (sets policy_api_key)")
+}
+
+// registerSelectors declares the config files, selectors and search dirs
+// without the policy model flags, for a command that calls no policy model
+// (NeMo Gym's eval reverify takes these six).
+func (c *configFlags) registerSelectors(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&c.configs, "config", nil, "config file to load (repeatable; relative to the search roots)")
 	fs.StringArrayVar(&c.benchmarks, "benchmark", nil, "load benchmarks/`NAME`/config.yaml (NAME/flavor picks benchmarks/NAME/flavor.yaml; repeatable: several compose)")
 	fs.StringArrayVar(&c.environments, "environment", nil, "load environments/`NAME`/config.yaml (repeatable)")
 	fs.StringArrayVar(&c.resourcesServers, "resources-server", nil, "load resources_servers/`NAME`/configs/NAME.yaml (NAME/flavor for another config; repeatable)")
 	fs.StringVar(&c.modelType, "model-type", "", "load responses_api_models/`NAME`/configs/NAME.yaml (NAME/flavor for another config)")
 	fs.StringArrayVar(&c.searchDirs, "search-dir", nil, "extra search root, searched before NEMO_GYM_EXTRA_ROOTS, the cwd and the install root (repeatable)")
-	fs.StringVarP(&c.model, "model", "m", "", "policy model name (sets policy_model_name)")
-	fs.StringVar(&c.modelURL, "model-url", "", "policy model base URL (sets policy_base_url)")
-	fs.StringVar(&c.modelAPIKey, "model-api-key", "", "policy model API key (sets policy_api_key)")
 }
 
 // registerAgentType declares --agent-type and --allow-unsupported-pairing,

@@ -34,7 +34,7 @@ func newCmdEval(f *Factory, g *globalFlags) *cobra.Command {
   # Reward statistics of a finished run, from its files alone
   gym eval profile --inputs results/example_materialized_inputs.jsonl --rollouts results/example.jsonl`,
 	}
-	cmd.AddCommand(newCmdEvalPrepare(f, g, nil), newCmdEvalRun(f, g, nil), newCmdEvalAggregate(f, g, nil), newCmdEvalProfile(f, nil), newCmdEvalSubmit(f, nil), newCmdEvalStatus(f, nil), newCmdEvalCancel(f, nil), newCmdEvalExport(f, nil))
+	cmd.AddCommand(newCmdEvalPrepare(f, g, nil), newCmdEvalRun(f, g, nil), newCmdEvalAggregate(f, g, nil), newCmdEvalReverify(f, g, nil), newCmdEvalProfile(f, nil), newCmdEvalSubmit(f, nil), newCmdEvalStatus(f, nil), newCmdEvalCancel(f, nil), newCmdEvalExport(f, nil))
 	makeGroup(cmd)
 	return cmd
 }

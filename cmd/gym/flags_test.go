@@ -159,6 +159,41 @@ func TestEvalAggregateFlags(t *testing.T) {
 	})
 }
 
+func TestEvalReverifyFlags(t *testing.T) {
+	runFlagCases(t, []flagCase[reverifyOptions]{
+		{name: "NeMo Gym's flags become ++ overrides in a fixed order", args: []string{"--rollouts", "r s.jsonl", "--inputs", "m.jsonl", "-o", "o.jsonl", "--limit", "5", "--concurrency", "8",
+			"--force", "--overwrite", "--resume", "--disable-aggregation", "--judge-failed-only", "--append", "--benchmark", "mcqa_example", "+x=1"},
+			check: func(t *testing.T, o *reverifyOptions) {
+				want := []string{"++materialized_inputs_jsonl_fpath='m.jsonl'", "++rollouts_jsonl_fpath='r s.jsonl'", "++output_jsonl_fpath='o.jsonl'", "++num_samples_in_parallel=8", "++limit=5",
+					"++force=true", "++overwrite=true", "++resume_from_cache=true", "++disable_aggregation=true", "++judge_failed_only=true", "++append=true"}
+				if got := o.tokens(); !reflect.DeepEqual(got, want) {
+					t.Errorf("tokens\n got %q\nwant %q", got, want)
+				}
+				if o.config.benchmark != "mcqa_example" || !reflect.DeepEqual(o.passthrough, []string{"+x=1"}) {
+					t.Errorf("%+v", o)
+				}
+			}},
+		{name: "unset flags set nothing; the keys pass through", args: []string{"+materialized_inputs_jsonl_fpath=m", "+rollouts_jsonl_fpath=r", "+output_jsonl_fpath=o"},
+			check: func(t *testing.T, o *reverifyOptions) {
+				if got := o.tokens(); len(got) != 0 || len(o.passthrough) != 3 {
+					t.Errorf("tokens %q, passthrough %q", got, o.passthrough)
+				}
+			}},
+		{name: "the selectors NeMo Gym's reverify takes", args: []string{"--config", "a.yaml", "--environment", "e", "--resources-server", "rs", "--model-type", "vllm_model", "--search-dir", "d"},
+			check: func(t *testing.T, o *reverifyOptions) {
+				c := o.config
+				if !reflect.DeepEqual(c.configs, []string{"a.yaml"}) || c.environment != "e" || c.resourcesServer != "rs" || c.modelType != "vllm_model" || !reflect.DeepEqual(c.searchDirs, []string{"d"}) {
+					t.Errorf("%+v", c)
+				}
+			}},
+		{name: "no policy model flags: no policy model is called", args: []string{"--model-url", "http://x"}, wantErr: "unrecognized arguments: --model-url", usage: true},
+		{name: "no --no-serve: NeMo Gym's reverify has none", args: []string{"--no-serve"}, wantErr: "unrecognized arguments: --no-serve", usage: true},
+		{name: "a bad integer", args: []string{"--concurrency", "lots"}, wantErr: `invalid argument "lots" for "--concurrency"`, usage: true},
+	}, func(f *Factory, runF func(context.Context, *reverifyOptions) error) *cobra.Command {
+		return newCmdEvalReverify(f, &globalFlags{}, runF)
+	})
+}
+
 func TestEvalProfileFlags(t *testing.T) {
 	runFlagCases(t, []flagCase[profileOptions]{
 		{name: "gym's flags", args: []string{"--inputs", "m.jsonl", "--rollouts", "r.jsonl", "--allow-partial", "--html", "r.html"},

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"net"
 	"net/http"
 	"os"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/nemo-gym-go/gym/internal/config/tree"
 	"github.com/nemo-gym-go/gym/internal/hub/hubtest"
+	"github.com/nemo-gym-go/gym/internal/resources"
 	"github.com/nemo-gym-go/gym/internal/server"
 )
 
@@ -34,6 +36,35 @@ func init() {
 			w.Write([]byte(strconv.Quote(rt.Instance)))
 		})
 		return mux, nil
+	})
+	// test_reverify is a resources server built on gym's base whose
+	// reverify_mode is its config's, whose /verify gives reward 1 when the
+	// answer is the row's expected one, and hangs forever with hang_verify.
+	server.Register("resources_servers/test_reverify", "TestReverify", func(rt *server.Runtime) (http.Handler, error) {
+		section := resources.Config{Instance: rt.Instance, Node: rt.Config}
+		mode, err := section.Enum("reverify_mode", []string{"stateless", "unsupported", "unknown"})
+		if err != nil {
+			return nil, err
+		}
+		hang, err := section.Bool("hang_verify", false)
+		if err != nil {
+			return nil, err
+		}
+		return resources.NewHandler(rt, resources.Options{
+			ReverifyMode: resources.ReverifyMode(mode),
+			Fields:       []resources.FieldSpec{{Name: "expected", Kind: resources.String, Required: true}},
+			Verify: func(ctx context.Context, req *resources.VerifyRequest) (*resources.Verdict, error) {
+				if hang {
+					<-ctx.Done()
+					return nil, ctx.Err()
+				}
+				reward := 0.0
+				if req.OutputText() == req.String("expected") {
+					reward = 1
+				}
+				return &resources.Verdict{Reward: reward, Fields: req.Echo("expected")}, nil
+			},
+		})
 	})
 }
 

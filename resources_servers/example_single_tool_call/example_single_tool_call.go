@@ -28,9 +28,9 @@ func init() { server.Register(Kind, ClassName, New) }
 // New builds the server's handler.
 func New(rt *server.Runtime) (http.Handler, error) {
 	return resources.NewHandler(rt, resources.Options{
-		Verify:       verify,
-		ReverifyMode: resources.ReverifyStateless,
-		Tools:        []resources.Tool{{Name: "get_weather", Call: getWeather}},
+		// NeMo Gym 0.7.0's server declares no reverify mode: "unknown".
+		Verify: verify,
+		Tools:  []resources.Tool{{Name: "get_weather", Call: getWeather}},
 	})
 }
 

@@ -92,8 +92,8 @@ func TestBaseRoutes(t *testing.T) {
 	var mode string
 	json.NewDecoder(resp.Body).Decode(&mode)
 	resp.Body.Close()
-	if mode != "stateless" {
-		t.Errorf("reverify_mode = %q, want stateless", mode)
+	if mode != "unknown" {
+		t.Errorf("reverify_mode = %q, want unknown, as NeMo Gym's", mode)
 	}
 	if status, body := s.Post("/verify", `{"response": {"output": []}}`); status != 422 || !strings.Contains(string(body), `"loc":["body","responses_create_params"]`) {
 		t.Errorf("verify without responses_create_params: %d %s", status, body)

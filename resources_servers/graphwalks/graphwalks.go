@@ -39,10 +39,10 @@ var fields = []resources.FieldSpec{
 // New builds the server's handler.
 func New(rt *server.Runtime) (http.Handler, error) {
 	return resources.NewHandler(rt, resources.Options{
-		Verify:       verify,
-		Fields:       fields,
-		ReverifyMode: resources.ReverifyStateless,
-		Metrics:      resources.MetricsHooks{ComputeMetrics: computeMetrics, KeyMetrics: keyMetrics},
+		// NeMo Gym 0.7.0's server declares no reverify mode: "unknown".
+		Verify:  verify,
+		Fields:  fields,
+		Metrics: resources.MetricsHooks{ComputeMetrics: computeMetrics, KeyMetrics: keyMetrics},
 	})
 }
 
