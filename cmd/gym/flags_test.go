@@ -169,7 +169,7 @@ func TestEvalReverifyFlags(t *testing.T) {
 				if got := o.tokens(); !reflect.DeepEqual(got, want) {
 					t.Errorf("tokens\n got %q\nwant %q", got, want)
 				}
-				if o.config.benchmark != "mcqa_example" || !reflect.DeepEqual(o.passthrough, []string{"+x=1"}) {
+				if !reflect.DeepEqual(o.config.benchmarks, []string{"mcqa_example"}) || !reflect.DeepEqual(o.passthrough, []string{"+x=1"}) {
 					t.Errorf("%+v", o)
 				}
 			}},
@@ -182,7 +182,7 @@ func TestEvalReverifyFlags(t *testing.T) {
 		{name: "the selectors NeMo Gym's reverify takes", args: []string{"--config", "a.yaml", "--environment", "e", "--resources-server", "rs", "--model-type", "vllm_model", "--search-dir", "d"},
 			check: func(t *testing.T, o *reverifyOptions) {
 				c := o.config
-				if !reflect.DeepEqual(c.configs, []string{"a.yaml"}) || c.environment != "e" || c.resourcesServer != "rs" || c.modelType != "vllm_model" || !reflect.DeepEqual(c.searchDirs, []string{"d"}) {
+				if !reflect.DeepEqual(c.configs, []string{"a.yaml"}) || !reflect.DeepEqual(c.environments, []string{"e"}) || !reflect.DeepEqual(c.resourcesServers, []string{"rs"}) || c.modelType != "vllm_model" || !reflect.DeepEqual(c.searchDirs, []string{"d"}) {
 					t.Errorf("%+v", c)
 				}
 			}},
