@@ -67,7 +67,7 @@ func Materialize(src fs.FS, cacheDir string) (*Module, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.Sum = filterSum(string(gosum))
+	m.Sum = m.filterSum(string(gosum))
 	tree := fstest.MapFS{
 		"go.mod": {Data: []byte(m.goMod(ModulePath))},
 		"go.sum": {Data: []byte(m.Sum)},
@@ -135,16 +135,17 @@ func parseGoMod(text string) (*Module, error) {
 	return m, nil
 }
 
-// filterSum keeps the go.sum lines of ThirdParty modules, every version
-// (the module graph reads older go.mod files too).
-func filterSum(text string) string {
+// filterSum keeps the go.sum lines of the required modules at their
+// versions: what `go mod tidy` keeps for a module that imports gymserver.
+func (m *Module) filterSum(text string) string {
 	want := map[string]bool{}
-	for _, p := range ThirdParty {
-		want[p] = true
+	for _, r := range m.Requires {
+		want[r.Path+" "+r.Version] = true
+		want[r.Path+" "+r.Version+"/go.mod"] = true
 	}
 	var b strings.Builder
 	for _, line := range strings.SplitAfter(text, "\n") {
-		if f := strings.Fields(line); len(f) == 3 && want[f[0]] {
+		if f := strings.Fields(line); len(f) == 3 && want[f[0]+" "+f[1]] {
 			b.WriteString(line)
 		}
 	}
