@@ -62,9 +62,8 @@ type orderedBool struct {
 	order *[]string
 }
 
-func (v *orderedBool) String() string   { return strconv.FormatBool(v.set) }
-func (v *orderedBool) Type() string     { return "bool" }
-func (v *orderedBool) IsBoolFlag() bool { return true }
+func (v *orderedBool) String() string { return strconv.FormatBool(v.set) }
+func (v *orderedBool) Type() string   { return "bool" }
 func (v *orderedBool) Set(s string) error {
 	b, err := strconv.ParseBool(s)
 	if err != nil {
@@ -126,6 +125,8 @@ other content, stops the scaffold before anything is written.`,
 	fl.Var(&orderedString{"--reward-range", &opts.rewardLow, &opts.order}, "reward-range", "declared inclusive reward range: `LOW HIGH`")
 	fl.Var(higher, "higher-is-better", "declare that larger rewards are better")
 	fl.Var(lower, "lower-is-better", "declare that smaller rewards are better")
+	fl.Lookup("higher-is-better").NoOptDefVal = "true"
+	fl.Lookup("lower-is-better").NoOptDefVal = "true"
 	fl.StringVar(&opts.lang, "lang", opts.lang, "language of a resources server: python or go")
 	return cmd
 }
