@@ -201,8 +201,12 @@ func Write(root, dir string, files Files) (*Result, error) {
 	existing := map[string]bool{}
 	for _, p := range paths {
 		abs := filepath.Join(root, filepath.FromSlash(p))
-		if err := checkTarget(root, p, conflicts); err != nil {
+		blocked, err := checkTarget(root, p, conflicts)
+		if err != nil {
 			return nil, err
+		}
+		if blocked {
+			continue
 		}
 		data, err := os.ReadFile(abs)
 		switch {
@@ -264,25 +268,25 @@ func Write(root, dir string, files Files) (*Result, error) {
 
 // checkTarget walks the directories from root to p: a symlink on the way
 // is refused (a scaffold never writes through one), and a file where a
-// directory must be is a conflict.
-func checkTarget(root, p string, conflicts map[string]bool) error {
+// directory must be is a conflict, which blocks p.
+func checkTarget(root, p string, conflicts map[string]bool) (blocked bool, err error) {
 	cur := root
 	parts := strings.Split(p, "/")
 	for i, part := range parts {
 		cur = filepath.Join(cur, part)
 		info, err := os.Lstat(cur)
 		if err != nil {
-			return nil
+			return false, nil
 		}
 		if info.Mode()&fs.ModeSymlink != 0 {
-			return errorf("scaffold target traverses symlink %s", cur)
+			return false, errorf("scaffold target traverses symlink %s", cur)
 		}
 		if i < len(parts)-1 && !info.IsDir() {
 			conflicts[cur] = true
-			return nil
+			return true, nil
 		}
 	}
-	return nil
+	return false, nil
 }
 
 // checkRoot refuses a scaffold root that is a symlink or not a directory,
