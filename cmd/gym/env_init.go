@@ -122,7 +122,7 @@ other content, stops the scaffold before anything is written.`,
 	fl.Var(&orderedString{"--benchmark", &opts.benchmark, &opts.order}, "benchmark", "scaffold the manifest-backed benchmark `NAME`")
 	fl.StringVar(&opts.profile, "profile", "", "integration `PROFILE` of a manifest-backed scaffold: "+profileChoices())
 	fl.StringVar(&opts.reuseVerifier, "reuse-verifier", "", "existing resources server to score with (`NAME`)")
-	fl.Var(&orderedString{"--reward-range", &opts.rewardLow, &opts.order}, "reward-range", "declared inclusive reward range: `LOW HIGH`")
+	fl.Var(&orderedString{"--reward-range", &opts.rewardLow, &opts.order}, "reward-range", "declared inclusive reward range: `LOW HIGH` (or LOW,HIGH)")
 	fl.Var(higher, "higher-is-better", "declare that larger rewards are better")
 	fl.Var(lower, "lower-is-better", "declare that smaller rewards are better")
 	fl.Lookup("higher-is-better").NoOptDefVal = "true"
@@ -157,6 +157,11 @@ func (o *initOptions) finish(args []string, higher, lower bool) error {
 		return usageErrorf("argument --lang: invalid choice: '%s' (choose from '%s')", o.lang, strings.Join(initLangs, "', '"))
 	}
 	var high string
+	// pflag reads a negative HIGH as a flag; LOW,HIGH in one argument
+	// gives it another way in.
+	if low, h, ok := strings.Cut(o.rewardLow, ","); ok {
+		o.rewardLow, high = low, h
+	}
 	for _, a := range args {
 		switch {
 		case strings.HasPrefix(strings.TrimLeft(a, "+"), "entrypoint="):
@@ -164,7 +169,7 @@ func (o *initOptions) finish(args []string, higher, lower bool) error {
 				return usageErrorf("select a resources server or a manifest-backed workload, not both")
 			}
 			o.entrypoint = strings.Trim(strings.SplitN(a, "=", 2)[1], `"'`)
-		case o.rewardLow != "" && high == "" && !strings.ContainsAny(a, "=~+"):
+		case o.rewardLow != "" && high == "" && !strings.ContainsAny(a, "=~+,"):
 			high = a
 		default:
 			return usageErrorf("gym env init: unrecognized arguments: %s (see 'gym env init --help')", a)

@@ -330,6 +330,12 @@ func TestEnvInitFlags(t *testing.T) {
 					t.Errorf("%+v", o)
 				}
 			}},
+		{name: "a negative range in one argument", args: []string{"--environment", "e", "--reward-range=-10,-1", "--lower-is-better"},
+			check: func(t *testing.T, o *initOptions) {
+				if o.rewardRange == nil || *o.rewardRange != [2]float64{-10, -1} {
+					t.Errorf("%+v", o)
+				}
+			}},
 		{name: "two targets", args: []string{"--benchmark", "b", "--environment", "e"}, wantErr: "argument --environment: not allowed with argument --benchmark", usage: true},
 		{name: "a target and +entrypoint", args: []string{"--environment", "e", "+entrypoint=resources_servers/x"}, wantErr: "not both", usage: true},
 		{name: "both directions", args: []string{"--environment", "e", "--lower-is-better", "--higher-is-better"}, wantErr: "argument --higher-is-better: not allowed with argument --lower-is-better", usage: true},
