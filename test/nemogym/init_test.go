@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -121,4 +122,47 @@ func tree(t *testing.T, dir string) map[string]string {
 	sort.Strings(names)
 	t.Logf("%s: %s", dir, strings.Join(names, ", "))
 	return files
+}
+
+// recordedAnswer is a rollout the replay model answers the scaffold's
+// example row from: the right answer.
+const recordedAnswer = `{"responses_create_params": {"input": [{"role": "user", "content": "What is 6 x 7? Reply with only the answer."}]}, "response": {"id": "resp_1", "created_at": 0, "model": "recorded", "object": "response", "output": [{"id": "msg_1", "type": "message", "role": "assistant", "status": "completed", "content": [{"type": "output_text", "text": "42", "annotations": []}]}], "parallel_tool_calls": true, "tool_choice": "auto", "tools": []}, "reward": 1.0}
+`
+
+// TestInitPythonScaffoldUnderGym: the Python resources server gym env init
+// writes passes its own tests (NeMo Gym's verifier fixture, under pytest in
+// the venv gym env test builds) and runs under gym env start, where its
+// verifier scores a rollout of its example row.
+func TestInitPythonScaffoldUnderGym(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	if out, err := h.run(ctx, h.gym+" env init --resources-server foo"); err != nil {
+		t.Fatalf("gym env init: %v\n%s", err, out)
+	}
+	h.write("recorded.jsonl", recordedAnswer, 0o644)
+	out, err := h.run(ctx, h.gym+" env test --resources-server foo")
+	if err != nil || !strings.Contains(out, "1 passed") {
+		t.Fatalf("gym env test of the scaffold: %v\n%s", err, out)
+	}
+	head := freePort(t)
+	start := h.start(ctx, h.gym+" env start --config resources_servers/foo/configs/foo.yaml --model-type replay_model"+
+		" ++policy_model.responses_api_models.replay_model.rollouts_jsonl_fpath=recorded.jsonl"+
+		" ++uv_cache_dir=/var/cache/uv ++head_server.port="+strconv.Itoa(head))
+	start.waitFor(t, "All 4 / 4 servers ready", startTimeout)
+	if !strings.Contains(start.output(), "resources_servers/foo (python)") {
+		t.Errorf("the scaffold's app.py did not run with Python:\n%s", start.output())
+	}
+	row, err := os.ReadFile(filepath.Join(h.work, "resources_servers/foo/data/example.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	instances := serverInstances(t, head)
+	if reward := postRun(t, urlOf(t, instances, "foo_simple_agent"), strings.TrimSpace(string(row))); reward != 1 {
+		t.Errorf("reward = %v, want 1: the scaffold's verifier rewards the expected answer", reward)
+	}
+	// Only the exit code: the root is shared, and its other Ray processes
+	// are not this test's to judge (or end).
+	if code := start.stop(t, syscall.SIGINT); code != 0 {
+		t.Errorf("env start exited %d after SIGINT:\n%s", code, start.output())
+	}
 }
