@@ -127,7 +127,7 @@ other content, stops the scaffold before anything is written.`,
 	fl.Var(lower, "lower-is-better", "declare that smaller rewards are better")
 	fl.Lookup("higher-is-better").NoOptDefVal = "true"
 	fl.Lookup("lower-is-better").NoOptDefVal = "true"
-	fl.StringVar(&opts.lang, "lang", opts.lang, "language of a resources server: python or go")
+	fl.StringVar(&opts.lang, "lang", opts.lang, "the `LANG` of a resources server: python or go")
 	return cmd
 }
 
