@@ -122,7 +122,7 @@ other content, stops the scaffold before anything is written.`,
 	fl.Var(&orderedString{"--benchmark", &opts.benchmark, &opts.order}, "benchmark", "scaffold the manifest-backed benchmark `NAME`")
 	fl.StringVar(&opts.profile, "profile", "", "integration `PROFILE` of a manifest-backed scaffold: "+profileChoices())
 	fl.StringVar(&opts.reuseVerifier, "reuse-verifier", "", "existing resources server to score with (`NAME`)")
-	fl.Var(&orderedString{"--reward-range", &opts.rewardLow, &opts.order}, "reward-range", "declared inclusive reward range: `LOW HIGH` (or LOW,HIGH)")
+	fl.StringVar(&opts.rewardLow, "reward-range", "", "declared inclusive reward range: `LOW HIGH` (or LOW,HIGH)")
 	fl.Var(higher, "higher-is-better", "declare that larger rewards are better")
 	fl.Var(lower, "lower-is-better", "declare that smaller rewards are better")
 	fl.Lookup("higher-is-better").NoOptDefVal = "true"
@@ -169,6 +169,9 @@ func (o *initOptions) finish(args []string, higher, lower bool) error {
 				return usageErrorf("select a resources server or a manifest-backed workload, not both")
 			}
 			o.entrypoint = strings.Trim(strings.SplitN(a, "=", 2)[1], `"'`)
+			if clean := filepath.Clean(o.entrypoint); filepath.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, "../") || clean == "." {
+				return usageErrorf("+entrypoint=%s: give the server's directory relative to the working directory, e.g. resources_servers/my_env", o.entrypoint)
+			}
 		case o.rewardLow != "" && high == "" && !strings.ContainsAny(a, "=~+,"):
 			high = a
 		default:
@@ -246,9 +249,6 @@ func runEnvInit(ctx context.Context, opts *initOptions) error {
 				return err
 			}
 			dir = "resources_servers/" + opts.resourcesServer
-		}
-		if filepath.IsAbs(dir) || strings.HasPrefix(filepath.Clean(dir), "..") {
-			return usageErrorf("+entrypoint=%s: give the server's directory relative to the working directory, e.g. resources_servers/my_env", dir)
 		}
 		o := scaffold.ResourcesServerOptions{Root: cwd, Dir: dir, Lang: scaffold.Lang(opts.lang)}
 		if o.Lang == scaffold.LangGo {

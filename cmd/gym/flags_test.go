@@ -346,6 +346,7 @@ func TestEnvInitFlags(t *testing.T) {
 		{name: "Go for a workload", args: []string{"--environment", "e", "--lang", "go"}, wantErr: "use it with --resources-server", usage: true},
 		{name: "one end of the range", args: []string{"--environment", "e", "--reward-range", "0"}, wantErr: "expected 2 arguments", usage: true},
 		{name: "a range that is no number", args: []string{"--environment", "e", "--reward-range", "0", "high"}, wantErr: "invalid float value: 'high'", usage: true},
+		{name: "an entrypoint outside the working directory", args: []string{"+entrypoint=../elsewhere"}, wantErr: "relative to the working directory", usage: true},
 		{name: "an override", args: []string{"--resources-server", "r", "+x=1"}, wantErr: "unrecognized arguments: +x=1", usage: true},
 	}, newCmdEnvInit)
 }
