@@ -86,7 +86,7 @@ func newCmdEnvInit(f *Factory, runF func(context.Context, *initOptions) error) *
 	higher := &orderedBool{name: "--higher-is-better", order: &opts.order}
 	lower := &orderedBool{name: "--lower-is-better", order: &opts.order}
 	cmd := &cobra.Command{
-		Use:   "init (--resources-server NAME [--lang go] | --environment NAME | --benchmark NAME) [flags]",
+		Use:   "init (--resources-server NAME | --environment NAME | --benchmark NAME) [--lang go] [flags]",
 		Short: "Scaffold a resources server, environment, or benchmark",
 		Long: `Write a new component into the working directory, in NeMo Gym's layout and
 with NeMo Gym's files:
@@ -96,7 +96,8 @@ with NeMo Gym's files:
                            data/example.jsonl, tests/, requirements.txt, README.md.
                            With --lang go, a Go module instead: main.go on gym's
                            gymserver package, main_test.go, and ./run, the entrypoint
-                           gym starts (it builds the server with go build and runs it).
+                           gym starts (it builds the server with go build and runs it);
+                           --environment and --benchmark take --lang go for theirs too.
   --environment NAME       environments/NAME (manifest.yaml, config.yaml, data) and
   --benchmark NAME         benchmarks/NAME (also prompt.yaml, prepare.py), with the
                            resources server and agent the --profile calls for.
@@ -199,8 +200,8 @@ func (o *initOptions) finish(args []string, higher, lower bool) error {
 	if !workload && (o.profile != "" || o.reuseVerifier != "" || o.rewardRange != nil || o.higherIsBetter != nil) {
 		return usageErrorf("--profile, --reuse-verifier, and reward options require --environment or --benchmark")
 	}
-	if workload && o.lang != string(scaffold.LangPython) {
-		return usageErrorf("--lang %s makes a resources server: use it with --resources-server", o.lang)
+	if workload && o.reuseVerifier != "" && o.lang != string(scaffold.LangPython) {
+		return usageErrorf("--lang %s is the language of the resources server the scaffold writes, and --reuse-verifier writes none", o.lang)
 	}
 	if !workload && o.resourcesServer == "" && o.entrypoint == "" {
 		return usageErrorf("say what to scaffold: --resources-server NAME, --environment NAME or --benchmark NAME")
@@ -265,6 +266,12 @@ func runEnvInit(ctx context.Context, opts *initOptions) error {
 			RewardRange:    opts.rewardRange,
 			HigherIsBetter: opts.higherIsBetter,
 			GoImplemented:  func(kind string) bool { _, ok := server.Lookup(kind); return ok },
+			Lang:           scaffold.Lang(opts.lang),
+		}
+		if o.Lang == scaffold.LangGo {
+			if o.Go, err = gosource.Materialize(gym.GoSource, resolve.DefaultCacheDir(ws.Getenv)); err != nil {
+				return err
+			}
 		}
 		if opts.benchmark != "" {
 			o.Kind, o.Name = scaffold.Benchmark, opts.benchmark

@@ -343,7 +343,13 @@ func TestEnvInitFlags(t *testing.T) {
 		{name: "no target", args: nil, wantErr: "say what to scaffold", usage: true},
 		{name: "an unknown profile", args: []string{"--environment", "e", "--profile", "custom-gym-verfier"}, wantErr: "Did you mean `custom-gym-verifier`?", usage: true},
 		{name: "an unknown language", args: []string{"--resources-server", "r", "--lang", "rust"}, wantErr: "argument --lang: invalid choice: 'rust'", usage: true},
-		{name: "Go for a workload", args: []string{"--environment", "e", "--lang", "go"}, wantErr: "use it with --resources-server", usage: true},
+		{name: "Go for a workload", args: []string{"--environment", "e", "--lang", "go"},
+			check: func(t *testing.T, o *initOptions) {
+				if o.lang != "go" || o.environment != "e" {
+					t.Errorf("%+v", o)
+				}
+			}},
+		{name: "Go for a reused verifier", args: []string{"--environment", "e", "--lang", "go", "--reuse-verifier", "v", "--reward-range", "0", "1", "--higher-is-better"}, wantErr: "--reuse-verifier writes none", usage: true},
 		{name: "one end of the range", args: []string{"--environment", "e", "--reward-range", "0"}, wantErr: "expected 2 arguments", usage: true},
 		{name: "a range that is no number", args: []string{"--environment", "e", "--reward-range", "0", "high"}, wantErr: "invalid float value: 'high'", usage: true},
 		{name: "an entrypoint outside the working directory", args: []string{"+entrypoint=../elsewhere"}, wantErr: "relative to the working directory", usage: true},

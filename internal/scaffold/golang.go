@@ -11,8 +11,8 @@ func goModulePath(module string) string { return "gym.local/resources_servers/" 
 // goResourcesServerFiles are the Go variant of a standalone resources
 // server: a Go module of its own (main.go on gymserver, main_test.go
 // running tests/verifier_cases.jsonl), run by gym through the executable
-// ./run, with NeMo Gym's config (entrypoint: run), data and fixture cases.
-func goResourcesServerFiles(dir, module string, m *gosource.Module) Files {
+// ./run, with its config (entrypoint: run), data and fixture cases.
+func goResourcesServerFiles(dir, module string, m *gosource.Module, config string) Files {
 	data := struct{ Module, Class string }{module, className(module)}
 	return Files{
 		dir + "/go.mod":                      m.ComponentGoMod(goModulePath(module)),
@@ -21,7 +21,7 @@ func goResourcesServerFiles(dir, module string, m *gosource.Module) Files {
 		dir + "/main_test.go":                render("go/main_test.go.tmpl", data),
 		dir + "/run":                         render("go/run", data),
 		dir + "/README.md":                   render("go/README.md", data),
-		dir + "/configs/" + module + ".yaml": render("go/config.yaml", data),
+		dir + "/configs/" + module + ".yaml": config,
 		dir + "/tests/verifier_cases.jsonl":  render("python/verifier_cases.jsonl", nil),
 		dir + "/data/example.jsonl":          exampleRow(),
 		dir + "/data/.gitignore":             render("python/data_gitignore", nil),

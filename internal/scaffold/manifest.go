@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/nemo-gym-go/gym/internal/config/tree"
+	"github.com/nemo-gym-go/gym/internal/gosource"
 )
 
 // WorkloadOptions say which manifest-backed environment or benchmark to
@@ -23,6 +24,10 @@ type WorkloadOptions struct {
 	// SearchRoots are where a reused verifier's config is looked for
 	// after Root, in order.
 	SearchRoots []string
+	// Lang is the language of the resources server the scaffold writes
+	// (none when it reuses one); Go says where gym's module is for LangGo.
+	Lang Lang
+	Go   *gosource.Module
 	// GoImplemented reports whether gym has a Go implementation of a
 	// resources server (resources_servers/<name>): it scores without the
 	// Python VERIFIER_FIXTURE NeMo Gym asks a reused verifier for.
@@ -62,7 +67,12 @@ func Workload(o WorkloadOptions) (*Result, error) {
 	if !validProfile(o.Profile) {
 		return nil, errorf("profile must be one of: %s; got %q", profileList(), o.Profile)
 	}
-	createsPython := o.ReuseVerifier == "" || o.Profile != CustomGymVerifier
+	if o.Lang == LangGo && (o.ReuseVerifier != "" || o.Go == nil) {
+		return nil, errorf("a Go resources server is written only when no verifier is reused, and needs the location of gym's Go module")
+	}
+	// The agent loops' agent and the rollout driver are Python modules
+	// named after the workload, whatever the resources server is written in.
+	createsPython := (o.ReuseVerifier == "" && o.Lang != LangGo) || o.Profile != CustomGymVerifier
 	if err := ValidateName(o.Name, createsPython); err != nil {
 		return nil, err
 	}
@@ -103,7 +113,7 @@ func Workload(o WorkloadOptions) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Write(o.Root, c.assetDir, workloadFiles(o.Root, c))
+	return Write(o.Root, c.assetDir, workloadFiles(o, c))
 }
 
 func validProfile(p Profile) bool {
@@ -278,7 +288,8 @@ func assetConfig(c *composition) string {
 	return strings.Replace(text, "\n"+c.agentInstance+":\n", "\n\n"+c.agentInstance+":\n", 1)
 }
 
-func workloadFiles(root string, c *composition) Files {
+func workloadFiles(o WorkloadOptions, c *composition) Files {
+	root := o.Root
 	a := c.assetDir
 	scorer := "resources_servers/" + c.name
 	if c.reused != nil {
@@ -302,10 +313,15 @@ func workloadFiles(root string, c *composition) Files {
 	}
 	if c.reused == nil {
 		dir := "resources_servers/" + c.name
-		for p, content := range pythonResourcesServerFiles(dir, c.name,
-			manifestResourcesServerConfig(c.resourceInstance, c.resourceImplementation),
+		server := pythonResourcesServerFiles(dir, c.name,
+			manifestResourcesServerConfig(c.resourceInstance, c.resourceImplementation, "app.py"),
 			fmt.Sprintf("# %s resources server\n\nTODO: Document the verifier.\n", c.name),
-			requirements(root, dir)) {
+			requirements(root, dir))
+		if o.Lang == LangGo {
+			server = goResourcesServerFiles(dir, c.name, o.Go,
+				manifestResourcesServerConfig(c.resourceInstance, c.resourceImplementation, "run"))
+		}
+		for p, content := range server {
 			files[p] = content
 		}
 	}

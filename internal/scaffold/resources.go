@@ -42,7 +42,7 @@ func ResourcesServer(o ResourcesServerOptions) (*Result, error) {
 		if o.Go == nil {
 			return nil, errorf("a Go resources server needs the location of gym's Go module")
 		}
-		files = goResourcesServerFiles(dir, name, o.Go)
+		files = goResourcesServerFiles(dir, name, o.Go, render("go/config.yaml", struct{ Module string }{name}))
 	} else {
 		files = pythonResourcesServerFiles(dir, name, standaloneConfig(name), standaloneReadme(), requirements(o.Root, dir))
 		files[dir+"/data/.gitignore"] = render("python/data_gitignore", nil)
@@ -147,9 +147,9 @@ func orderedKeys(m map[string]any) []string {
 
 // manifestResourcesServerConfig is the config of a resources server a
 // manifest scaffold makes: yaml.safe_dump of its instance.
-func manifestResourcesServerConfig(instance, implementation string) string {
+func manifestResourcesServerConfig(instance, implementation, entrypoint string) string {
 	impl := tree.NewMap()
-	impl.Set("entrypoint", tree.NewString("app.py"))
+	impl.Set("entrypoint", tree.NewString(entrypoint))
 	impl.Set("domain", tree.NewString("other"))
 	impl.Set("verified", tree.NewBool(false))
 	return dump(nest(instance, "resources_servers", implementation, impl))

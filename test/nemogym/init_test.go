@@ -89,6 +89,25 @@ func TestInitMatchesNeMoGymInit(t *testing.T) {
 	}
 }
 
+// TestNeMoGymValidatesGoWorkload: an environment whose resources server
+// gym writes in Go (entrypoint: run) is a manifest NeMo Gym's validator
+// accepts, its components and dataset resolved.
+func TestNeMoGymValidatesGoWorkload(t *testing.T) {
+	h := newHarness(t)
+	gym := exec.Command(filepath.Join(buildDir, "gym"), "env", "init", "--environment", "goe", "--lang", "go")
+	gym.Dir = h.work
+	gym.Env = []string{"PATH=" + buildDir, "HOME=" + filepath.Join(h.work, "home"), "NO_COLOR=1"}
+	if out, err := gym.CombinedOutput(); err != nil {
+		t.Fatalf("gym env init: %v\n%s", err, out)
+	}
+	out, err := h.run(context.Background(), "ng env validate --manifest environments/goe/manifest.yaml")
+	for _, want := range []string{"Manifest: goe 0.1.0 kind=environment profile=custom-gym-verifier", "resources_server: goe_resources_server -> goe", "goe: 1 rows (example)"} {
+		if err != nil || !strings.Contains(out, want) {
+			t.Errorf("NeMo Gym's env validate: %v, lacks %q:\n%s", err, want, out)
+		}
+	}
+}
+
 // tree reads every file under dir but Hydra's outputs/ and the copied
 // verifier, keyed by slash path.
 func tree(t *testing.T, dir string) map[string]string {
