@@ -99,9 +99,8 @@ func pyJSONLine(obj map[string]any, keys ...string) string {
 	return out + "}\n"
 }
 
-// pyJSON is json.dumps of a value built from maps, lists and strings: a
-// map's keys in the order given by its "order" entry, else sorted (the
-// scaffold's own rows have one key each, or use pyJSONLine).
+// pyJSON is json.dumps of a value built from maps, lists and strings, a
+// map's keys in orderedKeys' order.
 func pyJSON(v any) string {
 	switch v := v.(type) {
 	case string:

@@ -93,10 +93,11 @@ type Result struct {
 }
 
 // Files maps a path relative to the scaffold root (slash-separated) to its
-// content; paths ending in executableSuffix are written 0755.
+// content.
 type Files map[string]string
 
-// executables are file names written with the executable bit.
+// executables are the file names written with the executable bit: the Go
+// server's entrypoint.
 var executables = map[string]bool{"run": true}
 
 var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
