@@ -2,14 +2,17 @@ package scaffold
 
 import (
 	"errors"
+	"go/format"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/nemo-gym-go/gym/internal/catalog"
 	"github.com/nemo-gym-go/gym/internal/config/pyyaml"
+	"github.com/nemo-gym-go/gym/internal/gosource"
 )
 
 func TestValidateName(t *testing.T) {
@@ -234,5 +237,55 @@ func FuzzRequireFixture(f *testing.F) {
 		if err == nil && !strings.Contains(src, "VERIFIER_FIXTURE") {
 			t.Fatalf("accepted %q, which has no VERIFIER_FIXTURE", src)
 		}
+	})
+}
+
+// The Go server's sources are gofmt-clean Go, its go.mod names the module
+// copy, and no template text is left in any file of any scaffold.
+func TestGoTemplates(t *testing.T) {
+	m := &gosource.Module{Dir: "/cache/gym/gosrc-abc", GoVersion: "1.26.8", Requires: []gosource.Require{{Path: "go.yaml.in/yaml/v3", Version: "v3.0.6"}}, Sum: "go.yaml.in/yaml/v3 v3.0.6 h1:x=\n"}
+	files := goResourcesServerFiles("resources_servers/my_env", "my_env", m, "cfg\n")
+	for _, name := range []string{"main.go", "main_test.go"} {
+		src := files["resources_servers/my_env/"+name]
+		formatted, err := format.Source([]byte(src))
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", name, err, src)
+		}
+		if string(formatted) != src {
+			t.Errorf("%s is not gofmt-clean", name)
+		}
+	}
+	if !strings.Contains(files["resources_servers/my_env/main.go"], `ClassName: "MyEnvResourcesServer"`) {
+		t.Error("main.go does not name the class")
+	}
+	if !strings.Contains(files["resources_servers/my_env/go.mod"], "module gym.local/resources_servers/my_env\n") ||
+		!strings.Contains(files["resources_servers/my_env/go.mod"], "replace github.com/nemo-gym-go/gym => /cache/gym/gosrc-abc\n") {
+		t.Errorf("go.mod:\n%s", files["resources_servers/my_env/go.mod"])
+	}
+	if !strings.Contains(files["resources_servers/my_env/run"], "go build -o .gym-build/my_env .\nexec ./.gym-build/my_env\n") {
+		t.Errorf("run:\n%s", files["resources_servers/my_env/run"])
+	}
+	root := t.TempDir()
+	for i, kind := range []Kind{Environment, Benchmark} {
+		for _, p := range Profiles {
+			sub := filepath.Join(root, string(kind), string(p))
+			os.MkdirAll(sub, 0o755)
+			if _, err := Workload(WorkloadOptions{Root: sub, Kind: kind, Name: "n" + strconv.Itoa(i), Profile: p, Lang: LangGo, Go: m}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := ResourcesServer(ResourcesServerOptions{Root: root, Dir: "resources_servers/py"}); err != nil {
+		t.Fatal(err)
+	}
+	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, _ := os.ReadFile(p)
+		if strings.Contains(string(data), "{{.") || strings.Contains(string(data), "{{\"") || strings.Contains(string(data), "<no value>") {
+			t.Errorf("%s has template text left:\n%s", p, data)
+		}
+		return nil
 	})
 }
