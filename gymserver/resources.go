@@ -63,15 +63,16 @@ const (
 type Field struct {
 	Name     string
 	Type     FieldType
-	Required bool // absent: 422 "Field required"
-	Nullable bool // Optional[...]: null is accepted
+	Required bool      // absent: 422 "Field required"
+	Nullable bool      // Optional[...]: null is accepted
+	Items    FieldType // a List's element type; Any leaves the elements unchecked
 	// Default is the JSON value an absent optional field takes; null when
 	// empty.
 	Default json.RawMessage
 }
 
 func (f Field) spec() resources.FieldSpec {
-	return resources.FieldSpec{Name: f.Name, Kind: resources.Kind(f.Type), Required: f.Required, Nullable: f.Nullable, Default: f.Default}
+	return resources.FieldSpec{Name: f.Name, Kind: resources.Kind(f.Type), Items: resources.Kind(f.Items), Required: f.Required, Nullable: f.Nullable, Default: f.Default}
 }
 
 func specs(fields []Field) []resources.FieldSpec {
