@@ -394,3 +394,63 @@ func TestJSONBeforeTheCommand(t *testing.T) {
 		}
 	}
 }
+
+func TestEnvInitFlags(t *testing.T) {
+	runFlagCases(t, []flagCase[initOptions]{
+		{name: "a resources server", args: []string{"--resources-server", "foo"},
+			check: func(t *testing.T, o *initOptions) {
+				if o.resourcesServer != "foo" || o.lang != "python" || o.rewardRange != nil || o.higherIsBetter != nil {
+					t.Errorf("%+v", o)
+				}
+			}},
+		{name: "in Go", args: []string{"--resources-server", "foo", "--lang", "go"},
+			check: func(t *testing.T, o *initOptions) {
+				if o.lang != "go" {
+					t.Errorf("%+v", o)
+				}
+			}},
+		{name: "NeMo Gym's +entrypoint", args: []string{"+entrypoint=resources_servers/foo"},
+			check: func(t *testing.T, o *initOptions) {
+				if o.entrypoint != "resources_servers/foo" || o.resourcesServer != "" {
+					t.Errorf("%+v", o)
+				}
+			}},
+		{name: "a reused verifier with its contract", args: []string{"--benchmark", "b", "--reuse-verifier", "mcqa", "--reward-range", "-1", "0.5", "--lower-is-better", "--profile", "external-rollout-driver"},
+			check: func(t *testing.T, o *initOptions) {
+				if o.benchmark != "b" || o.reuseVerifier != "mcqa" || o.profile != "external-rollout-driver" ||
+					o.rewardRange == nil || *o.rewardRange != [2]float64{-1, 0.5} || o.higherIsBetter == nil || *o.higherIsBetter {
+					t.Errorf("%+v", o)
+				}
+			}},
+		{name: "the range's HIGH after an override-free flag", args: []string{"--environment", "e", "--reward-range", "0", "--higher-is-better", "1"},
+			check: func(t *testing.T, o *initOptions) {
+				if o.rewardRange == nil || *o.rewardRange != [2]float64{0, 1} || o.higherIsBetter == nil || !*o.higherIsBetter {
+					t.Errorf("%+v", o)
+				}
+			}},
+		{name: "a negative range in one argument", args: []string{"--environment", "e", "--reward-range=-10,-1", "--lower-is-better"},
+			check: func(t *testing.T, o *initOptions) {
+				if o.rewardRange == nil || *o.rewardRange != [2]float64{-10, -1} {
+					t.Errorf("%+v", o)
+				}
+			}},
+		{name: "two targets", args: []string{"--benchmark", "b", "--environment", "e"}, wantErr: "argument --environment: not allowed with argument --benchmark", usage: true},
+		{name: "a target and +entrypoint", args: []string{"--environment", "e", "+entrypoint=resources_servers/x"}, wantErr: "not both", usage: true},
+		{name: "both directions", args: []string{"--environment", "e", "--lower-is-better", "--higher-is-better"}, wantErr: "argument --higher-is-better: not allowed with argument --lower-is-better", usage: true},
+		{name: "workload options without a workload", args: []string{"--resources-server", "r", "--reuse-verifier", "mcqa"}, wantErr: "require --environment or --benchmark", usage: true},
+		{name: "no target", args: nil, wantErr: "say what to scaffold", usage: true},
+		{name: "an unknown profile", args: []string{"--environment", "e", "--profile", "custom-gym-verfier"}, wantErr: "Did you mean `custom-gym-verifier`?", usage: true},
+		{name: "an unknown language", args: []string{"--resources-server", "r", "--lang", "rust"}, wantErr: "argument --lang: invalid choice: 'rust'", usage: true},
+		{name: "Go for a workload", args: []string{"--environment", "e", "--lang", "go"},
+			check: func(t *testing.T, o *initOptions) {
+				if o.lang != "go" || o.environment != "e" {
+					t.Errorf("%+v", o)
+				}
+			}},
+		{name: "Go for a reused verifier", args: []string{"--environment", "e", "--lang", "go", "--reuse-verifier", "v", "--reward-range", "0", "1", "--higher-is-better"}, wantErr: "--reuse-verifier writes none", usage: true},
+		{name: "one end of the range", args: []string{"--environment", "e", "--reward-range", "0"}, wantErr: "expected 2 arguments", usage: true},
+		{name: "a range that is no number", args: []string{"--environment", "e", "--reward-range", "0", "high"}, wantErr: "invalid float value: 'high'", usage: true},
+		{name: "an entrypoint outside the working directory", args: []string{"+entrypoint=../elsewhere"}, wantErr: "relative to the working directory", usage: true},
+		{name: "an override", args: []string{"--resources-server", "r", "+x=1"}, wantErr: "unrecognized arguments: +x=1", usage: true},
+	}, newCmdEnvInit)
+}

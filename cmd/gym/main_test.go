@@ -5,9 +5,11 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -151,6 +153,12 @@ func TestScripts(t *testing.T) {
 			// GYMBIN alone on PATH is a machine without Python or uv.
 			gymBin, _, _ := strings.Cut(env.Getenv("PATH"), string(os.PathListSeparator))
 			env.Setenv("GYMBIN", gymBin)
+			// Scripts that build Go share this process's build and module
+			// caches (HOME is the script's own), so they compile once and
+			// find modules offline.
+			for _, kv := range goCaches() {
+				env.Setenv(kv[0], kv[1])
+			}
 			return hideUV(env)
 		},
 	})
@@ -188,6 +196,18 @@ func hideUV(env *testscript.Env) error {
 	env.Setenv("PATH", strings.Join(path, string(os.PathListSeparator)))
 	return nil
 }
+
+var goCaches = sync.OnceValue(func() [][2]string {
+	out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE").Output()
+	if err != nil {
+		return nil
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 2 {
+		return nil
+	}
+	return [][2]string{{"GOCACHE", lines[0]}, {"GOMODCACHE", lines[1]}}
+})
 
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")

@@ -113,7 +113,7 @@ func newCmdEnv(f *Factory, g *globalFlags) *cobra.Command {
   gym env start --resources-server example_single_tool_call --model-type replay_model
   gym env status`,
 	}
-	cmd.AddCommand(newCmdEnvResolve(f, g, nil), newCmdEnvStart(f, g, nil), newCmdEnvPrefetch(f, g, nil), newCmdEnvStatus(f, g, nil), newCmdEnvTest(f, nil))
+	cmd.AddCommand(newCmdEnvResolve(f, g, nil), newCmdEnvStart(f, g, nil), newCmdEnvPrefetch(f, g, nil), newCmdEnvStatus(f, g, nil), newCmdEnvTest(f, nil), newCmdEnvInit(f, nil))
 	makeGroup(cmd)
 	return cmd
 }

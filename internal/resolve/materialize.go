@@ -23,24 +23,30 @@ import (
 // 0644 and directories 0755, files 0755 where src reports an executable bit
 // (embed.FS never does).
 func Materialize(src fs.FS, cacheDir string) (string, error) {
+	return MaterializeAs(src, cacheDir, "builtin")
+}
+
+// MaterializeAs is Materialize into <cacheDir>/<prefix>-<content hash>, for
+// trees other than the built-in components.
+func MaterializeAs(src fs.FS, cacheDir, prefix string) (string, error) {
 	sum, err := treeHash(src)
 	if err != nil {
-		return "", fmt.Errorf("hashing the built-in components: %w", err)
+		return "", fmt.Errorf("hashing the %s tree: %w", prefix, err)
 	}
-	dir := filepath.Join(cacheDir, "builtin-"+sum)
+	dir := filepath.Join(cacheDir, prefix+"-"+sum)
 	if isDir(dir) {
 		return dir, nil
 	}
 	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
-		return "", fmt.Errorf("creating the cache directory for built-in components: %w", err)
+		return "", fmt.Errorf("creating the cache directory for the %s tree: %w", prefix, err)
 	}
-	tmp, err := os.MkdirTemp(cacheDir, ".builtin-"+sum+"-*")
+	tmp, err := os.MkdirTemp(cacheDir, "."+prefix+"-"+sum+"-*")
 	if err != nil {
-		return "", fmt.Errorf("creating a staging directory for built-in components: %w", err)
+		return "", fmt.Errorf("creating a staging directory for the %s tree: %w", prefix, err)
 	}
 	if err := writeTree(src, tmp); err != nil {
 		os.RemoveAll(tmp)
-		return "", fmt.Errorf("writing the built-in components to %s: %w", tmp, err)
+		return "", fmt.Errorf("writing the %s tree to %s: %w", prefix, tmp, err)
 	}
 	if err := os.Rename(tmp, dir); err != nil {
 		os.RemoveAll(tmp)
@@ -49,7 +55,7 @@ func Materialize(src fs.FS, cacheDir string) (string, error) {
 		if isDir(dir) {
 			return dir, nil
 		}
-		return "", fmt.Errorf("installing the built-in components at %s: %w", dir, err)
+		return "", fmt.Errorf("installing the %s tree at %s: %w", prefix, dir, err)
 	}
 	return dir, nil
 }

@@ -20,9 +20,11 @@ import (
 	"github.com/nemo-gym-go/gym/internal/openai"
 )
 
-// Dataset is one entry of an agent instance's `datasets:` list.
+// Dataset is one entry of a `datasets:` list, of an agent instance or of a
+// resources server instance (NeMo Gym 0.7.0 declares them there: the
+// resources server defines what the rows mean), with the agent that runs it.
 type Dataset struct {
-	Agent         string // the agent instance that owns it
+	Agent         string // the agent instance that runs it
 	Name          string
 	Type          string // train, validation, benchmark or example
 	JSONLPath     string // as configured
@@ -31,20 +33,33 @@ type Dataset struct {
 	NumRepeats    int
 }
 
-// AgentDatasets lists the datasets of every agent instance in a resolved
-// config, in config order.
+// AgentDatasets lists the datasets of a resolved config, in config order,
+// each with the agent that runs it: the declaring agent, or for a dataset
+// declared on a resources server, its `agent:` pin (which must name an
+// agent referencing that server) or else the one agent that references the
+// server, as NeMo Gym's resolve_dataset_agent decides.
 func AgentDatasets(resolved *tree.Node) ([]Dataset, error) {
 	var out []Dataset
 	for _, e := range resolved.Entries {
-		impls := e.Value.Get("responses_api_agents")
-		if e.Value.Kind != tree.Map || impls == nil || impls.Kind != tree.Map || impls.Len() == 0 {
+		if e.Value.Kind != tree.Map {
 			continue
 		}
-		list := impls.Entries[0].Value.Get("datasets")
+		serverType := ""
+		for _, t := range []string{"responses_api_agents", "resources_servers"} {
+			if impls := e.Value.Get(t); impls != nil && impls.Kind == tree.Map && impls.Len() > 0 {
+				serverType = t
+				break
+			}
+		}
+		if serverType == "" {
+			continue
+		}
+		impl := e.Value.Get(serverType).Entries[0]
+		list := impl.Value.Get("datasets")
 		if list == nil || list.Kind == tree.Null {
 			continue
 		}
-		where := e.Key + "." + "responses_api_agents." + impls.Entries[0].Key + ".datasets"
+		where := e.Key + "." + serverType + "." + impl.Key + ".datasets"
 		if list.Kind != tree.List {
 			return nil, fmt.Errorf("%s must be a list, got %s", where, list.Kind)
 		}
@@ -77,10 +92,47 @@ func AgentDatasets(resolved *tree.Node) ([]Dataset, error) {
 				}
 				d.NumRepeats = int(v.Int)
 			}
+			if serverType == "resources_servers" {
+				agent, err := datasetAgent(resolved, e.Key, item.Get("agent"), at)
+				if err != nil {
+					return nil, err
+				}
+				d.Agent = agent
+			}
 			out = append(out, d)
 		}
 	}
 	return out, nil
+}
+
+// datasetAgent is the agent that runs a dataset declared on the resources
+// server instance rs: the pin, which must be an agent referencing rs, or
+// the one agent referencing rs.
+func datasetAgent(resolved *tree.Node, rs string, pin *tree.Node, at string) (string, error) {
+	var refs []string
+	for _, e := range resolved.Entries {
+		impls := e.Value.Get("responses_api_agents")
+		if e.Value.Kind != tree.Map || impls == nil || impls.Kind != tree.Map || impls.Len() == 0 {
+			continue
+		}
+		ref := impls.Entries[0].Value.Get("resources_server")
+		if name := ref.Get("name"); ref != nil && ref.Kind == tree.Map && name != nil && name.Kind == tree.String && name.Str == rs {
+			refs = append(refs, e.Key)
+		}
+	}
+	if pin != nil && pin.Kind != tree.Null {
+		if pin.Kind != tree.String || !slices.Contains(refs, pin.Str) {
+			return "", fmt.Errorf("%s.agent is %s, which is not an agent referencing resources server %s (agents that do: %s)", at, describeNode(pin), rs, listOrNone(refs))
+		}
+		return pin.Str, nil
+	}
+	switch len(refs) {
+	case 1:
+		return refs[0], nil
+	case 0:
+		return "", fmt.Errorf("%s: no agent references resources server %s, so nothing can run this dataset; add an agent whose resources_server names %s", at, rs, rs)
+	}
+	return "", fmt.Errorf("%s: agents %s all reference resources server %s; say which runs this dataset with agent: <name> in it", at, strings.Join(refs, ", "), rs)
 }
 
 func describeNode(n *tree.Node) string {
@@ -138,7 +190,7 @@ func Collate(ctx context.Context, o CollateOptions) error {
 		}
 	}
 	if len(chosen) == 0 {
-		return fmt.Errorf("no dataset of type %q in the config (the agents' datasets have types %s); pick another --split or add a dataset", o.Split, listOrNone(types))
+		return fmt.Errorf("no dataset of type %q in the config (its datasets have types %s); pick another --split or add a dataset", o.Split, listOrNone(types))
 	}
 	type source struct {
 		d      Dataset

@@ -1,7 +1,9 @@
 // Package examplesingletoolcall is NeMo Gym's example_single_tool_call
 // resources server in Go: one get_weather tool that always reports cold
 // weather, and a verifier that rewards every rollout with 1.0. It exists to
-// show the moving parts of a tool-using environment end to end.
+// show the moving parts of a tool-using environment end to end, and is
+// written with the public gymserver package, as a server outside gym's
+// module would be.
 package examplesingletoolcall
 
 import (
@@ -9,8 +11,7 @@ import (
 	"encoding/json"
 	"net/http"
 
-	"github.com/nemo-gym-go/gym/internal/resources"
-	"github.com/nemo-gym-go/gym/internal/server"
+	"github.com/nemo-gym-go/gym/gymserver"
 )
 
 // Kind and ClassName as NeMo Gym names them, so the session cookie is
@@ -20,21 +21,20 @@ const (
 	ClassName = "SimpleWeatherResourcesServer"
 )
 
+// Server is the resources server. Its reverify mode is left unknown, as
+// NeMo Gym 0.7.0's server declares none.
+var Server = gymserver.ResourcesServer{
+	ClassName: ClassName,
+	Verify:    verify,
+	Tools:     []gymserver.Tool{{Name: "get_weather", Call: getWeather}},
+}
+
 // It reads no config key of its own; expose_tools_over_mcp, which the
 // resources base reads only to refuse true, keeps NeMo Gym's server under
 // builtin_servers: prefer.
-func init() { server.Register(Kind, ClassName, New) }
+func init() { gymserver.Register(Kind, ClassName, Server.Handler) }
 
-// New builds the server's handler.
-func New(rt *server.Runtime) (http.Handler, error) {
-	return resources.NewHandler(rt, resources.Options{
-		// NeMo Gym 0.7.0's server declares no reverify mode: "unknown".
-		Verify: verify,
-		Tools:  []resources.Tool{{Name: "get_weather", Call: getWeather}},
-	})
-}
-
-var weatherArgs = []resources.FieldSpec{{Name: "city", Kind: resources.String, Required: true}}
+var weatherArgs = []gymserver.Field{{Name: "city", Type: gymserver.String, Required: true}}
 
 type weather struct {
 	City               string `json:"city"`
@@ -42,7 +42,7 @@ type weather struct {
 }
 
 func getWeather(_ *http.Request, args json.RawMessage) (any, error) {
-	f, err := resources.ValidateFields(args, weatherArgs)
+	f, err := gymserver.ValidateFields(args, weatherArgs)
 	if err != nil {
 		return nil, err
 	}
@@ -53,6 +53,6 @@ func getWeather(_ *http.Request, args json.RawMessage) (any, error) {
 
 // verify rewards every rollout: the example shows the protocol, not a task.
 // The reply is BaseVerifyResponse, the request's two objects plus reward.
-func verify(context.Context, *resources.VerifyRequest) (*resources.Verdict, error) {
-	return &resources.Verdict{Reward: 1.0}, nil
+func verify(context.Context, *gymserver.VerifyRequest) (*gymserver.Verdict, error) {
+	return &gymserver.Verdict{Reward: 1.0}, nil
 }

@@ -21,7 +21,12 @@ func start(t testing.TB) *resourcestest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return resourcestest.Start(t, string(cfg), "example_single_tool_call", ClassName, New)
+	// The registered factory, as `gym serve` finds it.
+	factory, ok := server.Lookup(Kind)
+	if !ok {
+		t.Fatalf("%s is not registered", Kind)
+	}
+	return resourcestest.Start(t, string(cfg), "example_single_tool_call", ClassName, factory)
 }
 
 func TestGetWeather(t *testing.T) {

@@ -9,11 +9,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
 
+	"github.com/nemo-gym-go/gym/gymserver"
 	"github.com/nemo-gym-go/gym/internal/resources"
-	"github.com/nemo-gym-go/gym/internal/server"
 )
 
 // Kind and ClassName as NeMo Gym names them.
@@ -25,7 +24,7 @@ const (
 // It reads no config key of its own; expose_tools_over_mcp, which the
 // resources base reads only to refuse true, keeps NeMo Gym's server under
 // builtin_servers: prefer.
-func init() { server.Register(Kind, ClassName, New) }
+func init() { gymserver.Register(Kind, ClassName, Server.Handler) }
 
 // subsets are RULER's task families. The reply carries one field per
 // subset, null except the row's own, so each subset gets its own mean in
@@ -35,18 +34,18 @@ var subsets = []string{
 	"niah_multivalue", "niah_single_1", "niah_single_2", "niah_single_3", "qa_1", "qa_2", "vt",
 }
 
-var fields = []resources.FieldSpec{
-	{Name: "outputs", Kind: resources.List, Items: resources.String, Required: true},
-	{Name: "length", Kind: resources.Int, Required: true},
-	{Name: "subset", Kind: resources.String, Required: true},
+// Server is the resources server, on the public gymserver package.
+var Server = gymserver.ResourcesServer{
+	ClassName: ClassName,
+	Verify:    verify,
+	Fields: []gymserver.Field{
+		{Name: "outputs", Type: gymserver.List, Items: gymserver.String, Required: true},
+		{Name: "length", Type: gymserver.Int, Required: true},
+		{Name: "subset", Type: gymserver.String, Required: true},
+	},
 }
 
-// New builds the server's handler.
-func New(rt *server.Runtime) (http.Handler, error) {
-	return resources.NewHandler(rt, resources.Options{Verify: verify, Fields: fields})
-}
-
-func verify(_ context.Context, req *resources.VerifyRequest) (*resources.Verdict, error) {
+func verify(_ context.Context, req *gymserver.VerifyRequest) (*gymserver.Verdict, error) {
 	var refs []string
 	json.Unmarshal(req.Field("outputs"), &refs)
 	subset := req.String("subset")
@@ -54,13 +53,13 @@ func verify(_ context.Context, req *resources.VerifyRequest) (*resources.Verdict
 	if err != nil {
 		return nil, err
 	}
-	v := &resources.Verdict{Reward: reward, Fields: req.Echo("outputs", "length", "subset")}
+	v := &gymserver.Verdict{Reward: reward, Fields: req.Echo("outputs", "length", "subset")}
 	for _, s := range subsets {
 		var val any // null
 		if s == subset {
 			val = reward
 		}
-		v.Fields = append(v.Fields, resources.Field{Name: s, Value: val})
+		v.Fields = append(v.Fields, gymserver.ReplyField{Name: s, Value: val})
 	}
 	return v, nil
 }

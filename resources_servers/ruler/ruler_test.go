@@ -46,7 +46,11 @@ func start(t testing.TB) *resourcestest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return resourcestest.Start(t, string(cfg), "ruler_resources_server", ClassName, New)
+	factory, ok := server.Lookup(Kind)
+	if !ok {
+		t.Fatalf("%s is not registered", Kind)
+	}
+	return resourcestest.Start(t, string(cfg), "ruler_resources_server", ClassName, factory)
 }
 
 func response(text string) json.RawMessage {
