@@ -50,9 +50,9 @@ also NeMo Gym's keys: +baseline_rollouts_jsonl_fpath=, +candidate_rollouts_jsonl
 +baseline_aggregate_metrics_fpath=, +candidate_aggregate_metrics_fpaths=[...],
 +agent_name=, +baseline_agent_name=, +candidate_agent_names=[...],
 +output_dirpath=, +report_format=.`,
-		Example: `  gym eval run --benchmark mcqa_example --model-type replay_model --split benchmark -o base/rollouts.jsonl
-  gym eval run --benchmark mcqa_example --model-type replay_model --split benchmark --num-repeats 4 -o cand/rollouts.jsonl \
-    +mcqa_example_mcqa_simple_agent.responses_api_agents.simple_agent.datasets.0.num_repeats=2
+		Example: `  # Two runs of a built-in benchmark, offline, then their comparison
+  gym eval run --benchmark mcqa_example --model-type replay_model --split benchmark -o base/rollouts.jsonl
+  gym eval run --benchmark mcqa_example --model-type replay_model --split benchmark --num-repeats 2 -o cand/rollouts.jsonl
   gym eval compare --baseline base/rollouts.jsonl --candidates cand/rollouts.jsonl`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			fl := cmd.Flags()
