@@ -60,7 +60,7 @@ Check IDs: ` + checkIDs() + `.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.runDir = args[0]
 			if cmd.Flags().Changed("workers") && opts.workers < 1 {
-				return usageErrorf("%s: error: workers must be at least 1", cmd.CommandPath())
+				return usageErrorf("%s: workers must be at least 1", cmd.CommandPath())
 			}
 			if cmd.Flags().Changed("ignore-checks") || cmd.Flags().Changed("ignore") {
 				opts.ignored = nil
@@ -96,7 +96,7 @@ func runEvalHealthCheck(ctx context.Context, opts *healthOptions) error {
 	res, err := health.RunDir(ctx, opts.runDir, opts.rolloutsFile, opts.workers, opts.ignored)
 	var usage *health.UsageError
 	if errors.As(err, &usage) {
-		return usageErrorf("gym eval health-check: error: %v", err)
+		return usageErrorf("gym eval health-check: %v", err)
 	}
 	if err != nil {
 		return err
