@@ -134,7 +134,10 @@ func TestRunErrors(t *testing.T) {
 		want  string
 		usage bool
 	}{
-		{"unknown check", func() error { _, err := RunDir(context.Background(), dir, "", 1, []string{"nope", "model_call_failed", "also"}); return err }, "Unknown rollout health check(s): also, nope", true},
+		{"unknown check", func() error {
+			_, err := RunDir(context.Background(), dir, "", 1, []string{"nope", "model_call_failed", "also"})
+			return err
+		}, "Unknown rollout health check(s): also, nope", true},
 		{"no run directory", func() error { _, err := RunDir(context.Background(), filepath.Join(dir, "x"), "", 1, nil); return err }, "Run directory not found: " + filepath.Join(dir, "x"), true},
 		{"no rollouts file", func() error { _, err := RunDir(context.Background(), dir, "other.jsonl", 1, nil); return err }, "Rollout JSONL not found: " + filepath.Join(dir, "other.jsonl"), true},
 		{"no workers", func() error { _, err := RunDir(context.Background(), dir, "", -1, nil); return err }, "workers must be at least 1", true},
