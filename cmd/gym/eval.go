@@ -49,6 +49,7 @@ type runOptions struct {
 	noServe bool
 	// Flags that become config keys; set only when given.
 	resume, disableAggregation, jsonProgress bool
+	health                                   healthFlags
 	agent, input, output, numRepeats         string
 	promptConfig, split, shard               string
 	limit, concurrency, maxRetries           int
@@ -127,6 +128,7 @@ aggregate' are the whole run, with its metrics.`,
 	fs.Float64Var(&opts.topP, "top-p", 0, "nucleus sampling for every row (responses_create_params.top_p)")
 	fs.IntVar(&opts.maxOutputTokens, "max-output-tokens", 0, "output token cap for every row (responses_create_params.max_output_tokens)")
 	fs.BoolVar(&opts.disableAggregation, "disable-aggregation", false, "skip the metrics; compute them later with 'gym eval aggregate'")
+	opts.health.register(fs)
 	fs.BoolVar(&opts.jsonProgress, "json-progress", false, "progress as one JSON object per line on stderr")
 	fs.DurationVar(&opts.timeout, "timeout", 0, fmt.Sprintf("time limit of one rollout attempt (rollout_timeout_seconds; default %s)", rollout.DefaultTimeout))
 	fs.IntVar(&opts.maxRetries, "max-retries", 0, fmt.Sprintf("retries of a rollout whose /run fails transiently, within one run (rollout_max_retries; default %d)", rollout.DefaultMaxRetries))
@@ -162,7 +164,7 @@ func (o *runOptions) tokens() []string {
 	set("disable-aggregation", rollout.KeyDisableAggregation, "true")
 	set("timeout", rollout.KeyTimeout, strconv.FormatFloat(o.timeout.Seconds(), 'g', -1, 64))
 	set("max-retries", rollout.KeyMaxRetries, strconv.Itoa(o.maxRetries))
-	return t
+	return append(t, o.health.tokens(o.flags)...)
 }
 
 // evalRun is one `gym eval run` after its config is read.
@@ -177,6 +179,7 @@ type evalRun struct {
 	capture  []*capture.Store
 	tokens   *rollout.TokenCapture
 	trackers *export.Trackers
+	health   healthCheck
 }
 
 func runEvalRun(ctx context.Context, opts *runOptions) error {
@@ -203,6 +206,9 @@ func runEvalRun(ctx context.Context, opts *runOptions) error {
 		return err
 	}
 	run := &evalRun{opts: opts, res: res, roots: roots, settings: es, output: roots.abs(es.Output)}
+	if run.health, err = readHealthCheck(s); err != nil {
+		return err
+	}
 	// Checked before any server starts: the model servers refuse the same
 	// settings.
 	if run.tokens, err = rollout.TokenCaptureFrom(s); err != nil {
@@ -345,6 +351,9 @@ func (r *evalRun) collect(ctx context.Context, input, inputFlag string) error {
 	}
 	var failures *rollout.RequestFailuresError
 	if err == nil || errors.As(err, &failures) {
+		if !es.DisableAggregation {
+			r.health.run(ctx, []string{paths.Output}, "", ios.Out, ios.ErrOut)
+		}
 		r.trackers.Report(context.WithoutCancel(ctx), paths.Output, paths.Metrics)
 	}
 	return err

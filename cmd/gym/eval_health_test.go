@@ -1,8 +1,11 @@
 package main
 
 import (
+	"context"
 	"reflect"
 	"testing"
+
+	"github.com/spf13/cobra"
 )
 
 func TestEvalHealthCheckFlags(t *testing.T) {
@@ -31,4 +34,32 @@ func TestEvalHealthCheckFlags(t *testing.T) {
 		{name: "at least one worker", args: []string{"run", "--workers", "0"}, wantErr: "workers must be at least 1", usage: true},
 		{name: "workers is a number", args: []string{"run", "--workers", "many"}, wantErr: `invalid argument "many"`, usage: true},
 	}, newCmdEvalHealthCheck)
+}
+
+func TestHealthFlagsOfRunAndAggregate(t *testing.T) {
+	want := []string{"++disable_health_check=true", "++health_check_workers=3", `++health_check_ignored_checks=["a","b"]`}
+	args := []string{"--no-health-check", "--health-check-workers", "3", "--health-check-ignore", "a, b"}
+	runFlagCases(t, []flagCase[runOptions]{
+		{name: "eval run", args: args, check: func(t *testing.T, o *runOptions) {
+			if got := o.health.tokens(o.flags); !reflect.DeepEqual(got, want) {
+				t.Errorf("tokens %q, want %q", got, want)
+			}
+		}},
+		{name: "eval run without them", args: nil, check: func(t *testing.T, o *runOptions) {
+			if got := o.health.tokens(o.flags); got != nil {
+				t.Errorf("tokens %q", got)
+			}
+		}},
+	}, func(f *Factory, runF func(context.Context, *runOptions) error) *cobra.Command {
+		return newCmdEvalRun(f, &globalFlags{}, runF)
+	})
+	runFlagCases(t, []flagCase[aggregateOptions]{
+		{name: "eval aggregate", args: args, check: func(t *testing.T, o *aggregateOptions) {
+			if got := o.health.tokens(o.flags); !reflect.DeepEqual(got, want) {
+				t.Errorf("tokens %q, want %q", got, want)
+			}
+		}},
+	}, func(f *Factory, runF func(context.Context, *aggregateOptions) error) *cobra.Command {
+		return newCmdEvalAggregate(f, &globalFlags{}, runF)
+	})
 }
