@@ -25,7 +25,7 @@ type NoSchemaError struct{ Component string }
 
 func (e *NoSchemaError) Error() string {
 	return fmt.Sprintf("%s does not ship a task_data.py schema yet. Add one exporting `TaskData` "+
-		"(see nemo_gym/task_data.py for the protocol), or, for a Go server, its JSON Schema as %s.", e.Component, SchemaFile)
+		"(see nemo_gym/task_data.py for the protocol). A Go server declares its JSON Schema as %s instead.", e.Component, SchemaFile)
 }
 
 // Options say which component and how to load a Python schema.
