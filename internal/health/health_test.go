@@ -178,3 +178,36 @@ func FuzzDigest(f *testing.F) {
 		}
 	})
 }
+
+// Lines longer than the reader's buffer, and blank lines that are, are
+// read whole and numbered right.
+func TestLongLines(t *testing.T) {
+	dir := t.TempDir()
+	long := `{"_ng_task_index":0,"pad":"` + strings.Repeat("x", 200_000) + `"}`
+	blank := strings.Repeat(" ", 100_000)
+	os.WriteFile(filepath.Join(dir, "rollouts.jsonl"), []byte(long+"\n"+blank+"\n"+`{"_ng_task_index":`+"\n"), 0o644)
+	res, err := RunDir(context.Background(), dir, "", 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Digests) != 2 || res.Digests[0].Verdict != "unobserved" || res.Digests[1].Task.s != "__unreadable_record__:input-0:line-3" {
+		t.Errorf("digests %+v %+v", res.Digests[0], res.Digests[1])
+	}
+}
+
+func BenchmarkRun(b *testing.B) {
+	raw, err := os.ReadFile("testdata/mixed.jsonl")
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	p := filepath.Join(dir, "rollouts.jsonl")
+	// 2,100 records: every kind of rollout the fixture has, a hundred times.
+	os.WriteFile(p, []byte(strings.Repeat(string(raw), 100)), 0o644)
+	b.SetBytes(int64(len(raw) * 100))
+	for b.Loop() {
+		if _, err := Run(context.Background(), Options{Rollouts: []string{p}, OutputDir: dir}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -92,13 +92,17 @@ type Digest struct {
 	capturePrompt, captureCompletion     int64
 }
 
+// line is where one non-blank line of a rollouts file is; workers read
+// it when they check it, so a large file is never held whole.
 type line struct {
-	path         string
-	raw          []byte
-	ordinal      int
-	source       int
-	lineNumber   int
-	pythonOffset int
+	path       string
+	file       *os.File
+	offset     int64
+	length     int
+	ordinal    int
+	source     int
+	lineNumber int
+	raw        []byte // read by the worker
 }
 
 // trimASCII strips what bytes.strip() strips.
@@ -312,35 +316,48 @@ func digest(l line, ignored map[string]bool) (*Digest, error) {
 }
 
 // index lists the non-blank lines of the files, numbered per file and
-// counted across them.
-func index(paths []string) ([]line, error) {
+// counted across them; the files stay open for the workers to read the
+// lines from (the caller closes them).
+func index(paths []string) ([]line, []*os.File, error) {
 	var out []line
+	var files []*os.File
 	for source, p := range paths {
 		f, err := os.Open(p)
 		if err != nil {
-			return nil, err
+			return nil, files, err
 		}
-		r := bufio.NewReaderSize(f, 1<<20)
+		files = append(files, f)
+		r := bufio.NewReaderSize(f, 1<<16)
 		n := 0
+		var offset int64
 		for {
-			b, err := r.ReadBytes('\n')
-			if len(b) > 0 {
-				n++
-				if len(trimASCII(b)) > 0 {
-					out = append(out, line{path: p, raw: b, ordinal: len(out), source: source, lineNumber: n})
+			length, blank := 0, true
+			var err error
+			for {
+				var chunk []byte
+				chunk, err = r.ReadSlice('\n')
+				length += len(chunk)
+				blank = blank && len(trimASCII(chunk)) == 0
+				if err != bufio.ErrBufferFull {
+					break
 				}
 			}
+			if length > 0 {
+				n++
+				if !blank {
+					out = append(out, line{path: p, file: f, offset: offset, length: length, ordinal: len(out), source: source, lineNumber: n})
+				}
+			}
+			offset += int64(length)
 			if err == io.EOF {
 				break
 			}
 			if err != nil {
-				f.Close()
-				return nil, err
+				return nil, files, err
 			}
 		}
-		f.Close()
 	}
-	return out, nil
+	return out, files, nil
 }
 
 // Result is one health check: the summary written to quality_summary.json
@@ -386,7 +403,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if workers < 1 {
 		return nil, &UsageError{"workers must be at least 1"}
 	}
-	lines, err := index(o.Rollouts)
+	lines, files, err := index(o.Rollouts)
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
 	if err != nil {
 		return nil, err
 	}
@@ -399,8 +421,13 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				digests[i], errs[i] = digest(lines[i], ignored)
-				lines[i].raw = nil
+				l := lines[i]
+				l.raw = make([]byte, l.length)
+				if _, err := l.file.ReadAt(l.raw, l.offset); err != nil {
+					errs[i] = err
+					continue
+				}
+				digests[i], errs[i] = digest(l, ignored)
 			}
 		}()
 	}
