@@ -101,7 +101,8 @@ func TestHealthCheckMatchesNeMoGym(t *testing.T) {
 
 // TestCompareMatchesNeMoGym compares a baseline run of a built-in
 // benchmark with a candidate whose first task's answer key was changed
-// (a pass→fail flip) and with a run of other repeats, by NeMo Gym's `gym
+// (a pass→fail flip), with a run of other repeats, and the first two as
+// aggregates without repeat-level metrics, by NeMo Gym's `gym
 // eval compare` and gym's: the markdown must be equal but for the time it
 // was generated, the JSON equal up to the last bits of the intervals, and
 // the printed recap the same lines.
@@ -133,9 +134,29 @@ func TestCompareMatchesNeMoGym(t *testing.T) {
 	h.gymRun(ctx, "base", "mcqa_example", "run/rollouts.jsonl", "--num-repeats 3")
 	h.gymRun(ctx, "cand", "mcqa_example", "run/rollouts.jsonl", "--num-repeats 3")
 	h.gymRun(ctx, "more", "mcqa_example", "run/rollouts.jsonl", "--num-repeats 2")
+	// Aggregates written before repeat-level statistics existed: compare
+	// rebuilds them from the rollout summaries.
+	for _, side := range []string{"base", "cand"} {
+		var entries []map[string]any
+		if err := json.Unmarshal([]byte(h.read(side+"/run/rollouts_aggregate_metrics.json")), &entries); err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			delete(e, "repeat_level_metrics")
+			metrics := e["agent_metrics"].(map[string]any)
+			for k := range metrics {
+				if strings.Contains(k, "_across_repeats/") || k == "num_repeats" {
+					delete(metrics, k)
+				}
+			}
+		}
+		b, _ := json.Marshal(entries)
+		h.write("legacy_"+side+"/run/rollouts_aggregate_metrics.json", string(b), 0o644)
+	}
 	for _, c := range []struct{ name, args string }{
 		{"flip", "--baseline base/run/rollouts.jsonl --candidates cand/run/rollouts.jsonl"},
 		{"repeats", "--baseline base/run/rollouts.jsonl --candidates more/run/rollouts.jsonl --report-format both --agent mcqa_example_mcqa_simple_agent"},
+		{"legacy", "--baseline legacy_base/run/rollouts.jsonl --candidates legacy_cand/run/rollouts.jsonl"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			// Both write to the same directory in turn, so the reports name the
