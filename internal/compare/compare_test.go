@@ -470,3 +470,19 @@ func FuzzReadAgentEntries(f *testing.F) {
 		}
 	})
 }
+
+func TestAggregateMetricsPath(t *testing.T) {
+	for in, want := range map[string]string{
+		"results/rollouts.jsonl": "results/rollouts_aggregate_metrics.json",
+		"r":                      "r_aggregate_metrics.json",
+		"a/b.tar.gz":             "a/b.tar_aggregate_metrics.json",
+		"a/.hidden":              "a/.hidden_aggregate_metrics.json",
+	} {
+		if got := AggregateMetricsPath(in); got != want {
+			t.Errorf("%s: %s, want %s", in, got, want)
+		}
+	}
+	if got := (&RunFile{Rollouts: "/r.jsonl"}).Label(); got != "r" {
+		t.Errorf("label of a file at the root: %q", got)
+	}
+}

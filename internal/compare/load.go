@@ -130,7 +130,16 @@ func (r *RunFile) Label() string {
 	if name := filepath.Base(filepath.Dir(r.Rollouts)); name != "/" && name != "." {
 		return name
 	}
-	return strings.TrimSuffix(filepath.Base(r.Rollouts), filepath.Ext(r.Rollouts))
+	return stem(filepath.Base(r.Rollouts))
+}
+
+// stem is pathlib's Path.stem of a file name: a leading or trailing dot
+// starts no suffix.
+func stem(name string) string {
+	if i := strings.LastIndexByte(name, '.'); i > 0 && i < len(name)-1 {
+		return name[:i]
+	}
+	return name
 }
 
 // AgentNames are the file's agents, sorted.
@@ -147,7 +156,7 @@ func (r *RunFile) AgentNames() []string {
 // results/rollouts.jsonl -> results/rollouts_aggregate_metrics.json.
 func AggregateMetricsPath(rollouts string) string {
 	dir, base := filepath.Split(rollouts)
-	return dir + strings.TrimSuffix(base, filepath.Ext(base)) + "_aggregate_metrics.json"
+	return dir + stem(base) + "_aggregate_metrics.json"
 }
 
 // loadRunFile resolves and reads one run's aggregate metrics; warn gets
