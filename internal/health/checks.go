@@ -158,17 +158,29 @@ func truthy(v any) bool {
 	return true
 }
 
-func hasToolCall(v any) bool {
+// hasToolCall is whether an answer holds a tool call. A type that is a
+// list or an object cannot be looked up in NeMo Gym's set of tool-call
+// types: Python raises TypeError there.
+func hasToolCall(v any) (bool, errExecution) {
 	switch x := v.(type) {
 	case []any:
-		return slices.ContainsFunc(x, hasToolCall)
-	case map[string]any:
-		if t, ok := x["type"].(string); ok && toolCallTypes[t] {
-			return true
+		for _, it := range x {
+			if has, exc := hasToolCall(it); has || exc != "" {
+				return has, exc
+			}
 		}
-		return truthy(x["tool_calls"])
+	case map[string]any:
+		switch t := x["type"].(type) {
+		case string:
+			if toolCallTypes[t] {
+				return true, ""
+			}
+		case []any, map[string]any:
+			return false, "TypeError"
+		}
+		return truthy(x["tool_calls"]), ""
 	}
-	return false
+	return false, ""
 }
 
 func refKey(r callRef) string {
@@ -502,21 +514,31 @@ func responseHasContent(v any) (bool, errExecution) {
 // runCheck runs one rollout check on what it reads.
 func runCheck(id string, record map[string]any, t *trajectory, calls []*call, b *bindings) ([]Finding, errExecution) {
 	switch id {
-	case "rollout_missing_agent_turns":
-		for _, tr := range t.turns {
-			if nonempty(tr.answer) || nonempty(tr.reasoning) || hasToolCall(tr.answer) || len(refItems(tr.modelCalls)) > 0 {
-				return nil, ""
+	case "rollout_missing_agent_turns", "agent_turn_hollow":
+		// Every turn is looked at first, as NeMo Gym's _agent_steps does.
+		tools := make([]bool, len(t.turns))
+		for i, tr := range t.turns {
+			var exc errExecution
+			if tools[i], exc = hasToolCall(tr.answer); exc != "" {
+				return nil, exc
 			}
 		}
-		return []Finding{{Check: id, Detail: []kv{{"reason", "no agent turn with model activity"}}}}, ""
-	case "agent_turn_hollow":
 		var out []Finding
-		for _, tr := range t.turns {
-			if !(nonempty(tr.answer) || nonempty(tr.reasoning)) && !hasToolCall(tr.answer) {
+		active := false
+		for i, tr := range t.turns {
+			message := nonempty(tr.answer) || nonempty(tr.reasoning)
+			active = active || message || tools[i] || len(refItems(tr.modelCalls)) > 0
+			if !message && !tools[i] {
 				out = append(out, Finding{Check: id, Locator: []kv{{"turn", tr.turnNo}}, Detail: []kv{{"reason", "agent turn has no message or tool calls"}}})
 			}
 		}
-		return out, ""
+		if id == "agent_turn_hollow" {
+			return out, ""
+		}
+		if active {
+			return nil, ""
+		}
+		return []Finding{{Check: id, Detail: []kv{{"reason", "no agent turn with model activity"}}}}, ""
 	case "rollout_ended_on_failed_model_call":
 		var out []Finding
 		keys, by := chains(calls)
