@@ -154,7 +154,7 @@ func Build(c *Config) (*Result, error) {
 	return res, nil
 }
 
-// OutputDir is where the report goes: --output-dir against the working
+// OutputDirPath is where the report goes: --output-dir against the working
 // directory, else the (last) candidate run's own directory.
 func (c *Config) OutputDirPath() string {
 	if c.OutputDir != "" {

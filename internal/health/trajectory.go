@@ -101,12 +101,6 @@ func object(v any, allowed ...string) (fields, error) {
 	return m, nil
 }
 
-// present is a field given with a value other than null.
-func (f fields) present(k string) (any, bool) {
-	v, ok := f[k]
-	return v, ok && v != nil
-}
-
 func (f fields) str(k string, required bool) (*string, error) {
 	v, ok := f[k]
 	if !ok {
