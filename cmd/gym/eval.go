@@ -35,7 +35,7 @@ func newCmdEval(f *Factory, g *globalFlags) *cobra.Command {
   gym eval profile --inputs results/example_materialized_inputs.jsonl --rollouts results/example.jsonl`,
 	}
 	cmd.AddCommand(newCmdEvalPrepare(f, g, nil), newCmdEvalRun(f, g, nil), newCmdEvalAggregate(f, g, nil), newCmdEvalProfile(f, nil), newCmdEvalSubmit(f, nil), newCmdEvalStatus(f, nil), newCmdEvalCancel(f, nil), newCmdEvalExport(f, nil))
-	cmd.AddCommand(newCmdEvalCompare(f, nil), newCmdEvalHealthCheck(f, nil))
+	cmd.AddCommand(newCmdEvalCompare(f, g, nil), newCmdEvalHealthCheck(f, nil))
 	makeGroup(cmd)
 	return cmd
 }

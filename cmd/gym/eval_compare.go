@@ -28,7 +28,7 @@ type compareOptions struct {
 	now    func() time.Time
 }
 
-func newCmdEvalCompare(f *Factory, runF func(context.Context, *compareOptions) error) *cobra.Command {
+func newCmdEvalCompare(f *Factory, g *globalFlags, runF func(context.Context, *compareOptions) error) *cobra.Command {
 	if runF == nil {
 		runF = runEvalCompare
 	}
@@ -96,6 +96,11 @@ also NeMo Gym's keys: +baseline_rollouts_jsonl_fpath=, +candidate_rollouts_jsonl
 				return err
 			}
 			opts.tokens = append(tokens, args...)
+			// NeMo Gym's --verbose becomes its first override, so the
+			// recorded command has it.
+			if g != nil && g.verbose {
+				opts.tokens = append([]string{"+verbose=true"}, opts.tokens...)
+			}
 			var missing []string
 			if c.Baseline == "" {
 				missing = append(missing, "baseline_rollouts_jsonl_fpath")
@@ -195,6 +200,8 @@ func (o *compareOptions) readKeys(args []string) error {
 			c.CandidateMetrics, err = strs()
 		case "candidate_agent_names":
 			c.CandidateAgents, err = strs()
+		case "verbose":
+			// -v as NeMo Gym's key: it only reaches the recorded command.
 		default:
 			return usageErrorf("unrecognized arguments: %s (gym eval compare takes the keys its flags set; see --help)", a)
 		}

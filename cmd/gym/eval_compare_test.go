@@ -1,8 +1,11 @@
 package main
 
 import (
+	"context"
 	"reflect"
 	"testing"
+
+	"github.com/spf13/cobra"
 )
 
 func TestEvalCompareFlags(t *testing.T) {
@@ -38,5 +41,16 @@ func TestEvalCompareFlags(t *testing.T) {
 		{name: "a key of its own type", args: []string{"--baseline", "b", "+candidate_rollouts_jsonl_fpaths=c"}, wantErr: "candidate_rollouts_jsonl_fpaths: Input should be a valid list", usage: true},
 		{name: "another key", args: []string{"--baseline", "b", "--candidates", "c", "+limit=3"}, wantErr: "unrecognized arguments: +limit=3", usage: true},
 		{name: "an unknown flag", args: []string{"--baselin", "b"}, wantErr: "unrecognized arguments: --baselin", usage: true},
-	}, newCmdEvalCompare)
+		{name: "--verbose leads the recorded overrides", args: []string{"--baseline", "b", "--candidates", "c", "-v"},
+			check: func(t *testing.T, o *compareOptions) {
+				if o.tokens[0] != "+verbose=true" {
+					t.Errorf("tokens %q", o.tokens)
+				}
+			}},
+	}, func(f *Factory, runF func(context.Context, *compareOptions) error) *cobra.Command {
+		g := &globalFlags{}
+		cmd := newCmdEvalCompare(f, g, runF)
+		cmd.Flags().BoolVarP(&g.verbose, "verbose", "v", false, "")
+		return cmd
+	})
 }
