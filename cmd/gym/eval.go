@@ -35,6 +35,7 @@ func newCmdEval(f *Factory, g *globalFlags) *cobra.Command {
   gym eval profile --inputs results/example_materialized_inputs.jsonl --rollouts results/example.jsonl`,
 	}
 	cmd.AddCommand(newCmdEvalPrepare(f, g, nil), newCmdEvalRun(f, g, nil), newCmdEvalAggregate(f, g, nil), newCmdEvalReverify(f, g, nil), newCmdEvalProfile(f, nil), newCmdEvalSubmit(f, nil), newCmdEvalStatus(f, nil), newCmdEvalCancel(f, nil), newCmdEvalExport(f, nil))
+	cmd.AddCommand(newCmdEvalCompare(f, g, nil), newCmdEvalHealthCheck(f, nil))
 	makeGroup(cmd)
 	return cmd
 }
@@ -49,6 +50,7 @@ type runOptions struct {
 	// Flags that become config keys; set only when given.
 	resume, disableAggregation, jsonProgress bool
 	interleaveRepeats                        bool
+	health                                   healthFlags
 	agent, input, output, numRepeats         string
 	promptConfig, split, shard               string
 	limit, concurrency, maxRetries           int
@@ -129,6 +131,7 @@ aggregate' are the whole run, with its metrics.`,
 	fs.Float64Var(&opts.topP, "top-p", 0, "nucleus sampling for every row (responses_create_params.top_p)")
 	fs.IntVar(&opts.maxOutputTokens, "max-output-tokens", 0, "output token cap for every row (responses_create_params.max_output_tokens)")
 	fs.BoolVar(&opts.disableAggregation, "disable-aggregation", false, "skip the metrics; compute them later with 'gym eval aggregate'")
+	opts.health.register(fs)
 	fs.BoolVar(&opts.jsonProgress, "json-progress", false, "progress as one JSON object per line on stderr")
 	fs.DurationVar(&opts.timeout, "timeout", 0, fmt.Sprintf("time limit of one rollout attempt (rollout_timeout_seconds; default %s)", rollout.DefaultTimeout))
 	fs.IntVar(&opts.maxRetries, "max-retries", 0, fmt.Sprintf("retries of a rollout whose /run fails transiently, within one run (rollout_max_retries; default %d)", rollout.DefaultMaxRetries))
@@ -165,7 +168,7 @@ func (o *runOptions) tokens() []string {
 	set("disable-aggregation", rollout.KeyDisableAggregation, "true")
 	set("timeout", rollout.KeyTimeout, strconv.FormatFloat(o.timeout.Seconds(), 'g', -1, 64))
 	set("max-retries", rollout.KeyMaxRetries, strconv.Itoa(o.maxRetries))
-	return t
+	return append(t, o.health.tokens(o.flags)...)
 }
 
 // evalRun is one `gym eval run` after its config is read.
@@ -180,6 +183,7 @@ type evalRun struct {
 	capture  []*capture.Store
 	tokens   *rollout.TokenCapture
 	trackers *export.Trackers
+	health   healthCheck
 }
 
 func runEvalRun(ctx context.Context, opts *runOptions) error {
@@ -209,6 +213,9 @@ func runEvalRun(ctx context.Context, opts *runOptions) error {
 		return err
 	}
 	run := &evalRun{opts: opts, res: res, roots: roots, settings: es, output: roots.abs(es.Output)}
+	if run.health, err = readHealthCheck(s); err != nil {
+		return err
+	}
 	// Checked before any server starts: the model servers refuse the same
 	// settings.
 	if run.tokens, err = rollout.TokenCaptureFrom(s); err != nil {
@@ -351,6 +358,9 @@ func (r *evalRun) collect(ctx context.Context, input, inputFlag string) error {
 	}
 	var failures *rollout.RequestFailuresError
 	if err == nil || errors.As(err, &failures) {
+		if !es.DisableAggregation {
+			r.health.run(ctx, []string{paths.Output}, "", ios.Out, ios.ErrOut)
+		}
 		r.trackers.Report(context.WithoutCancel(ctx), paths.Output, paths.Metrics)
 	}
 	return err

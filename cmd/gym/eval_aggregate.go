@@ -26,6 +26,7 @@ type aggregateOptions struct {
 	inputs      string
 	output      string
 	servers     bool
+	health      healthFlags
 	passthrough []string
 	flags       *pflag.FlagSet
 }
@@ -70,6 +71,7 @@ With --servers, running servers (gym env start) compute them, as in NeMo Gym.`,
 	cmd.Flags().StringVar(&opts.inputs, "input", "", "the same as --input-glob")
 	_ = cmd.Flags().MarkHidden("input")
 	cmd.Flags().StringVarP(&opts.output, "output", "o", "", "merged rollouts file to write (output_jsonl_fpath; required)")
+	opts.health.register(cmd.Flags())
 	opts.flags = cmd.Flags()
 	cmd.Flags().BoolVar(&opts.servers, "servers", false, "ask the running servers (through the head server) instead of computing in process")
 	return cmd
@@ -83,11 +85,18 @@ func runEvalAggregate(ctx context.Context, opts *aggregateOptions) error {
 	if opts.flags != nil && opts.flags.Changed("output") {
 		own = append(own, "++"+rollout.KeyOutput+"="+override.Quote(opts.output))
 	}
+	if opts.flags != nil {
+		own = append(own, opts.health.tokens(opts.flags)...)
+	}
 	res, roots, err := opts.ws.loadConfig(ctx, opts.IO.ErrOut, &opts.config, opts.globals.verbose, own, opts.passthrough, config.Request{Seed: dummyPolicy()})
 	if err != nil {
 		return err
 	}
 	s := config.Settings{Result: res}
+	hc, err := readHealthCheck(s)
+	if err != nil {
+		return err
+	}
 	inputs, err := s.String(keyInputGlob)
 	if err != nil {
 		return err
@@ -162,6 +171,8 @@ func runEvalAggregate(ctx context.Context, opts *aggregateOptions) error {
 		return err
 	}
 	fmt.Fprintf(opts.IO.Out, "Aggregate metrics: %s\n", path)
+	// What was aggregated is checked: the merged file, else the shards.
+	hc.run(ctx, files, filepath.Dir(output), opts.IO.Out, opts.IO.ErrOut)
 	// The merged evaluation is what a tracker gets: the shards of a
 	// sharded run are not tracked on their own.
 	if trackers.MLflow != nil {

@@ -114,6 +114,7 @@ func newCmdEnv(f *Factory, g *globalFlags) *cobra.Command {
   gym env status`,
 	}
 	cmd.AddCommand(newCmdEnvResolve(f, g, nil), newCmdEnvStart(f, g, nil), newCmdEnvPrefetch(f, g, nil), newCmdEnvStatus(f, g, nil), newCmdEnvTest(f, nil), newCmdEnvInit(f, nil))
+	cmd.AddCommand(newCmdEnvSchema(f, nil))
 	makeGroup(cmd)
 	return cmd
 }

@@ -6,7 +6,6 @@ package rollout
 // than accepting it silently.
 var NeMoGymOnlyKeys = []string{
 	"require_complete", "max_resident_rollout_tasks", "retain_results_in_memory",
-	"disable_health_check", "health_check_workers", "health_check_ignored_checks",
 	"count_failure_classes_as_zero", "count_missing_rollouts_as_zero", "route_failures_to_sidecar",
 	"environment_routing_mode", "environment_server_name", "environment_server_routes",
 	"agent_map", "fan_out", "dispatch_budget_s", "drain_margin_s",

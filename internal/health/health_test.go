@@ -1,0 +1,213 @@
+package health
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// testdata/mixed.jsonl has a rollout for every check; nemogym_*/ are the
+// reports nemo-gym 0.7.0's run_health_checks wrote for it (workers=1,
+// the path given as testdata/mixed.jsonl), with no check ignored and with
+// four ignored.
+func TestReportsAreNeMoGyms(t *testing.T) {
+	for _, tt := range []struct {
+		dir     string
+		ignored []string
+	}{
+		{"nemogym_all", nil},
+		{"nemogym_ignored", []string{"rollout_token_count_mismatch", "task_consistently_unhealthy", "check_execution_error", "rollout_duplicate_identity"}},
+	} {
+		t.Run(tt.dir, func(t *testing.T) {
+			out := t.TempDir()
+			if _, err := Run(context.Background(), Options{Rollouts: []string{"testdata/mixed.jsonl"}, OutputDir: out, Workers: 3, Ignored: tt.ignored}); err != nil {
+				t.Fatal(err)
+			}
+			for _, name := range []string{SummaryFile, VerdictsFile} {
+				got, _ := os.ReadFile(filepath.Join(out, name))
+				want, _ := os.ReadFile(filepath.Join("testdata", tt.dir, name))
+				if string(got) != string(want) {
+					t.Errorf("%s differs from NeMo Gym's:\n got %s\nwant %s", name, got, want)
+				}
+			}
+		})
+	}
+}
+
+// rollout is a record with one turn answering through model call "c".
+func rollout(task, repeat int, callMeta, tokens, extraTraj string) string {
+	return `{"_ng_task_index":` + itoa(task) + `,"_ng_rollout_index":` + itoa(repeat) + `,"response":{"usage":{"input_tokens":10,"output_tokens":5}},` +
+		`"ng_trajectory":{"task_id":"t","rollout_id":"r","turns":[{"invocation_id":"root","task_id":"t","rollout_id":"r","turn_no":1,"timestamp":1,"step_count":0,` +
+		`"answer":[{"type":"message","content":[{"type":"output_text","text":"hi"}]}],"model_calls":[{"model_call_id":"c"}]}],` +
+		`"model_calls":[{"model_call_id":"c","response_metadata":{"model_ref":{"type":"responses_api_models","name":"p"}` + callMeta + `},"token_stats":` + tokens + `,"response":{"output_text":"hi"}}]` + extraTraj + `}}`
+}
+
+func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+const okTokens = `{"prompt_tokens":10,"completion_tokens":5}`
+
+// Each check, on a run made to trip it (or not).
+func TestChecks(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		lines    []string
+		ignored  []string
+		verdicts string   // per line, in file order
+		findings []string // every finding's check, in file order
+		detail   string   // in the verdicts file
+	}{
+		{name: "healthy", lines: []string{rollout(0, 0, "", okTokens, "")}, verdicts: "healthy"},
+		{name: "no trajectory: unobserved", lines: []string{`{"_ng_task_index":0}`}, verdicts: "unobserved"},
+		{name: "unreadable record", lines: []string{`{"_ng_task_index":`}, verdicts: "unhealthy", findings: []string{"record_unreadable"},
+			detail: `"detail":{"reason":"rollout record is unreadable","error":"JSONDecodeError"}`},
+		{name: "a record that is not an object", lines: []string{`"x"`}, verdicts: "unhealthy", findings: []string{"record_unreadable"}, detail: `"error":"ValueError"`},
+		{name: "a trajectory with an unknown field", lines: []string{`{"ng_trajectory":{"task_id":"t","rollout_id":"r","extra":1}}`}, verdicts: "unhealthy",
+			findings: []string{"record_unreadable"}, detail: `"detail":{"reason":"canonical trajectory is unreadable","error":"ValidationError"}`},
+		{name: "duplicate identity", lines: []string{`{"_ng_task_index":1}`, `{"_ng_task_index":1}`}, verdicts: "unhealthy unhealthy",
+			findings: []string{"rollout_duplicate_identity", "rollout_duplicate_identity"}, detail: `"detail":{"duplicate_count":2}`},
+		{name: "duplicate identity ignored", lines: []string{`{"_ng_task_index":1}`, `{"_ng_task_index":1}`}, ignored: []string{"rollout_duplicate_identity"}, verdicts: "unobserved unobserved"},
+		{name: "failed call, at the end", lines: []string{rollout(0, 0, `,"status_code":500`, okTokens, "")}, verdicts: "unhealthy",
+			findings: []string{"rollout_ended_on_failed_model_call", "model_call_failed", "task_no_successful_model_calls"},
+			detail:   `{"check":"model_call_failed","locator":{"call_id":"c"},"detail":{"status":500,"error_category":null,"terminal":true}}`},
+		{name: "zero completion tokens", lines: []string{rollout(0, 0, "", `{"prompt_tokens":10,"completion_tokens":0}`, "")}, verdicts: "unhealthy",
+			findings: []string{"model_call_zero_completion_tokens", "rollout_token_count_mismatch"}},
+		{name: "missing token counts", lines: []string{rollout(0, 0, "", `{"completion_tokens":5}`, "")}, verdicts: "unhealthy",
+			findings: []string{"model_call_missing_token_counts"}, detail: `"detail":{"missing":["prompt_tokens"]}`},
+		{name: "runaway generation", lines: []string{strings.Replace(rollout(0, 0, `,"finish_reason":"length"`, okTokens, ""), `"response":{"output_text":"hi"}`, `"response":{"output":[]}`, 1)},
+			verdicts: "unhealthy", findings: []string{"model_call_runaway_generation"}},
+		{name: "a length stop with content is fine", lines: []string{rollout(0, 0, `,"finish_reason":"length"`, okTokens, "")}, verdicts: "healthy"},
+		{name: "capture mismatch from a gap", lines: []string{rollout(0, 0, "", okTokens, `,"gaps":[{"code":"model_call_reference_ambiguous","detail":"turn:1:c"}]`)},
+			verdicts: "unhealthy", findings: []string{"trajectory_capture_mismatch"},
+			detail: `"locator":{"call_id":"c"},"detail":{"kind":"duplicated_captured_call","observation_gap":"model_call_reference_ambiguous","invocation_id":null}`},
+		{name: "an incomplete capture leaves the call checks unobserved", lines: []string{rollout(0, 0, `,"status_code":500`, okTokens, `,"gaps":[{"code":"model_calls_unavailable"}]`)},
+			verdicts: "unobserved", findings: []string{"task_no_successful_model_calls"}},
+		{name: "ignored checks give no findings", lines: []string{rollout(0, 0, `,"status_code":500`, okTokens, "")},
+			ignored: []string{"model_call_failed", "rollout_ended_on_failed_model_call", "task_no_successful_model_calls"}, verdicts: "healthy"},
+		{name: "task: every repeat unhealthy, none succeeded", lines: []string{rollout(0, 0, `,"status_code":500`, okTokens, ""), rollout(0, 1, `,"error_category":"timeout"`, okTokens, "")},
+			verdicts: "unhealthy unhealthy", findings: []string{"rollout_ended_on_failed_model_call", "model_call_failed", "rollout_ended_on_failed_model_call", "model_call_failed", "task_consistently_unhealthy", "task_no_successful_model_calls"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			p := filepath.Join(dir, "rollouts.jsonl")
+			os.WriteFile(p, []byte(strings.Join(tt.lines, "\n")+"\n"), 0o644)
+			res, err := Run(context.Background(), Options{Rollouts: []string{p}, Workers: 1, Ignored: tt.ignored})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var verdicts, findings []string
+			for _, d := range res.Digests {
+				verdicts = append(verdicts, d.Verdict)
+				for _, f := range d.Findings {
+					findings = append(findings, f.Check)
+				}
+			}
+			for _, row := range res.summary.tasks {
+				findings = append(findings, row.flags...)
+			}
+			if got := strings.Join(verdicts, " "); got != tt.verdicts {
+				t.Errorf("verdicts %q, want %q", got, tt.verdicts)
+			}
+			if !slices.Equal(findings, tt.findings) {
+				t.Errorf("findings %q, want %q", findings, tt.findings)
+			}
+			raw, _ := os.ReadFile(filepath.Join(dir, VerdictsFile))
+			if !strings.Contains(string(raw), tt.detail) {
+				t.Errorf("verdicts file lacks %s:\n%s", tt.detail, raw)
+			}
+		})
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "rollouts.jsonl")
+	os.WriteFile(p, []byte(`{"_ng_task_index":1.5}`+"\n"), 0o644)
+	var usage *UsageError
+	for _, tt := range []struct {
+		name  string
+		run   func() error
+		want  string
+		usage bool
+	}{
+		{"unknown check", func() error {
+			_, err := RunDir(context.Background(), dir, "", 1, []string{"nope", "model_call_failed", "also"})
+			return err
+		}, "Unknown rollout health check(s): also, nope", true},
+		{"no run directory", func() error { _, err := RunDir(context.Background(), filepath.Join(dir, "x"), "", 1, nil); return err }, "Run directory not found: " + filepath.Join(dir, "x"), true},
+		{"no rollouts file", func() error { _, err := RunDir(context.Background(), dir, "other.jsonl", 1, nil); return err }, "Rollout JSONL not found: " + filepath.Join(dir, "other.jsonl"), true},
+		{"no workers", func() error { _, err := RunDir(context.Background(), dir, "", -1, nil); return err }, "workers must be at least 1", true},
+		{"an index that is neither integer nor string", func() error { _, err := RunDir(context.Background(), dir, "", 1, nil); return err }, p + ":1: _ng_task_index is 1.5", false},
+	} {
+		err := tt.run()
+		if err == nil || !strings.Contains(err.Error(), tt.want) || errors.As(err, &usage) != tt.usage {
+			t.Errorf("%s: err = %v, want %q (usage %v)", tt.name, err, tt.want, tt.usage)
+		}
+	}
+}
+
+func TestReportLine(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "rollouts.jsonl"), []byte(rollout(0, 0, "", okTokens, "")+"\n\n"+`{"_ng_task_index":1}`+"\n"), 0o644)
+	res, err := RunDir(context.Background(), dir, "", 0, []string{"agent_turn_hollow"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "Rollout health: 2 checked, 1 healthy, 0 unhealthy, 1 unobserved (ignored: agent_turn_hollow)\nQuality summary: " + filepath.Join(dir, SummaryFile)
+	if got := Report(res); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	if !json.Valid(res.Summary) || strings.Contains(string(res.Summary), "\n") {
+		t.Errorf("--json summary %s", res.Summary)
+	}
+}
+
+func FuzzDigest(f *testing.F) {
+	raw, _ := os.ReadFile("testdata/mixed.jsonl")
+	for _, l := range strings.Split(string(raw), "\n") {
+		f.Add(l)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := digest(line{path: "x", raw: []byte(s), lineNumber: 1}, map[string]bool{})
+		if err == nil && d.Verdict == "" {
+			t.Fatal("no verdict")
+		}
+	})
+}
+
+// Lines longer than the reader's buffer, and blank lines that are, are
+// read whole and numbered right.
+func TestLongLines(t *testing.T) {
+	dir := t.TempDir()
+	long := `{"_ng_task_index":0,"pad":"` + strings.Repeat("x", 200_000) + `"}`
+	blank := strings.Repeat(" ", 100_000)
+	os.WriteFile(filepath.Join(dir, "rollouts.jsonl"), []byte(long+"\n"+blank+"\n"+`{"_ng_task_index":`+"\n"), 0o644)
+	res, err := RunDir(context.Background(), dir, "", 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Digests) != 2 || res.Digests[0].Verdict != "unobserved" || res.Digests[1].Task.s != "__unreadable_record__:input-0:line-3" {
+		t.Errorf("digests %+v %+v", res.Digests[0], res.Digests[1])
+	}
+}
+
+func BenchmarkRun(b *testing.B) {
+	raw, err := os.ReadFile("testdata/mixed.jsonl")
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	p := filepath.Join(dir, "rollouts.jsonl")
+	// 2,100 records: every kind of rollout the fixture has, a hundred times.
+	os.WriteFile(p, []byte(strings.Repeat(string(raw), 100)), 0o644)
+	b.SetBytes(int64(len(raw) * 100))
+	for b.Loop() {
+		if _, err := Run(context.Background(), Options{Rollouts: []string{p}, OutputDir: dir}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

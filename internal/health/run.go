@@ -1,0 +1,965 @@
+// Package health is NeMo Gym 0.7.0's post-run rollout quality
+// verification (nemo_gym/rollout_health.py, nemo_gym/health): checks read
+// each persisted rollout and its canonical ng_trajectory and return
+// evidence; verdicts (healthy, unhealthy, unobserved) are derived from it
+// per rollout and per task, and written to quality_summary.json and
+// rollout_verdicts.jsonl.
+package health
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
+
+// The report files, written into the run directory.
+const (
+	SummaryFile  = "quality_summary.json"
+	VerdictsFile = "rollout_verdicts.jsonl"
+)
+
+// key is a task, rollout or stage index as NeMo Gym keeps it: an integer
+// or a string (isStr), or none.
+type key struct {
+	isStr bool
+	n     int64
+	s     string
+	none  bool
+}
+
+func (k key) String() string {
+	switch {
+	case k.none:
+		return "None"
+	case k.isStr:
+		return k.s
+	}
+	return strconv.FormatInt(k.n, 10)
+}
+
+func (k key) appendJSON(b []byte) []byte {
+	switch {
+	case k.none:
+		return append(b, "null"...)
+	case k.isStr:
+		return appendString(b, k.s)
+	}
+	return strconv.AppendInt(b, k.n, 10)
+}
+
+// toKey coerces an index as pydantic's int | str does: integers, bools and
+// whole floats become integers, strings stay; anything else is an error.
+func toKey(v any, allowNone bool) (key, bool) {
+	switch x := v.(type) {
+	case nil:
+		return key{none: true}, allowNone
+	case string:
+		return key{isStr: true, s: x}, true
+	case bool, json.Number:
+		n, err := laxInt(x)
+		return key{n: n}, err == nil
+	}
+	return key{}, false
+}
+
+// Digest is what one rollout record's checks found.
+type Digest struct {
+	Task, Rollout, Stage key
+	RolloutID            string
+	Verdict              string
+	Findings             []Finding
+	Unobserved           []string
+
+	captureObserved, policyCallsObserved bool
+	modelCalls, successfulCalls          int
+	callErrors                           int
+	errorsByStatus                       map[string]int
+	endedOnError                         bool
+	duplicatedCalls                      int
+	transcriptPrompt, transcriptComplete int64
+	capturePrompt, captureCompletion     int64
+}
+
+// line is where one non-blank line of a rollouts file is; workers read
+// it when they check it, so a large file is never held whole.
+type line struct {
+	path       string
+	file       *os.File
+	offset     int64
+	length     int
+	ordinal    int
+	source     int
+	lineNumber int
+	raw        []byte // read by the worker
+}
+
+// trimASCII strips what bytes.strip() strips.
+func trimASCII(b []byte) []byte { return bytes.Trim(b, " \t\n\r\x0b\x0c") }
+
+func decode(raw []byte) (map[string]any, string) {
+	raw = trimASCII(raw)
+	if !utf8.Valid(raw) {
+		return nil, "JSONDecodeError"
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, "JSONDecodeError"
+	}
+	if dec.More() {
+		return nil, "JSONDecodeError"
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, "JSONDecodeError"
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, "ValueError"
+	}
+	return m, ""
+}
+
+// BadIndexError is a record whose task, rollout or stage index is
+// neither an integer nor a string: NeMo Gym stops with a traceback, gym
+// names the line.
+type BadIndexError struct {
+	Path  string
+	Line  int
+	Key   string
+	Value string
+}
+
+func (e *BadIndexError) Error() string {
+	return fmt.Sprintf("%s:%d: %s is %s; a rollout's index must be an integer or a string", e.Path, e.Line, e.Key, e.Value)
+}
+
+func digest(l line, ignored map[string]bool) (*Digest, error) {
+	record, parseErr := decode(l.raw)
+	if record == nil {
+		record = map[string]any{}
+	}
+	rawTask, ok := record["_ng_task_index"]
+	if !ok {
+		if parseErr != "" {
+			rawTask = fmt.Sprintf("__unreadable_record__:input-%d:line-%d", l.source, l.lineNumber)
+		} else {
+			rawTask = json.Number(strconv.Itoa(l.ordinal))
+		}
+	}
+	rawRollout, ok := record["_ng_rollout_index"]
+	if !ok {
+		rawRollout = json.Number("0")
+	}
+	d := &Digest{}
+	for _, f := range []struct {
+		name      string
+		raw       any
+		dst       *key
+		allowNone bool
+	}{{"_ng_task_index", rawTask, &d.Task, false}, {"_ng_rollout_index", rawRollout, &d.Rollout, false}, {"stage_index", record["stage_index"], &d.Stage, true}} {
+		k, ok := toKey(f.raw, f.allowNone)
+		if !ok {
+			return nil, &BadIndexError{Path: l.path, Line: l.lineNumber, Key: f.name, Value: pyRepr(f.raw)}
+		}
+		*f.dst = k
+	}
+	rawTraj := record["ng_trajectory"]
+	var trajRolloutID any
+	if m, ok := rawTraj.(map[string]any); ok {
+		trajRolloutID = m["rollout_id"]
+	}
+	switch {
+	case truthy(record["_ng_rollout_id"]):
+		d.RolloutID = pyStr(record["_ng_rollout_id"])
+	case truthy(trajRolloutID):
+		d.RolloutID = pyStr(trajRolloutID)
+	default:
+		d.RolloutID = pyStr(rawTask) + "-" + pyStr(rawRollout)
+	}
+
+	var traj *trajectory
+	trajErr := ""
+	if parseErr == "" && rawTraj != nil {
+		var err error
+		if traj, err = parseTrajectory(rawTraj); err != nil {
+			traj, trajErr = nil, "ValidationError"
+		}
+	}
+	observed := traj != nil && !traj.hasGap("trajectory_projection_failed")
+	turnsObserved := observed && !traj.hasGap("turns_unavailable")
+	scopeComplete := observed && !traj.hasGap("turn_model_call_scope_incomplete")
+	callsObserved := observed && !traj.hasGap(incompleteCallGaps...)
+	var calls []*call
+	var turnB, ownedB bindings
+	if observed {
+		for i := range traj.calls {
+			calls = append(calls, &traj.calls[i])
+		}
+		turnB, ownedB = bind(traj, calls)
+	}
+	_, _, usagePresent := usageTokens(record)
+
+	for _, spec := range Registry {
+		if spec.Scope != "rollout" || ignored[spec.ID] {
+			continue
+		}
+		if parseErr != "" {
+			if spec.ID == "record_unreadable" {
+				d.Findings = append(d.Findings, Finding{Check: spec.ID,
+					Locator: []kv{{"source_file", l.path}, {"line", l.lineNumber}},
+					Detail:  []kv{{"reason", "rollout record is unreadable"}, {"error", parseErr}}})
+			} else {
+				d.Unobserved = append(d.Unobserved, spec.ID)
+			}
+			continue
+		}
+		if trajErr != "" && spec.ID == "record_unreadable" {
+			d.Findings = append(d.Findings, Finding{Check: spec.ID, Detail: []kv{{"reason", "canonical trajectory is unreadable"}, {"error", trajErr}}})
+			continue
+		}
+		if (spec.reads&readsTrajectory != 0 && !observed) ||
+			(spec.reads&readsTurns != 0 && !turnsObserved) ||
+			(spec.reads&readsObservedCalls != 0 && !(callsObserved && len(calls) > 0)) {
+			d.Unobserved = append(d.Unobserved, spec.ID)
+			continue
+		}
+		b := &turnB
+		if spec.reads&readsOwnedCalls != 0 {
+			b = &ownedB
+		}
+		if spec.reads&(readsOwnedCalls|readsBoundCalls) != 0 {
+			has := len(b.matched) > 0
+			if spec.ID == "trajectory_capture_mismatch" {
+				has = b.observed() || len(traj.contradictions()) > 0
+			}
+			if !callsObserved || !has {
+				d.Unobserved = append(d.Unobserved, spec.ID)
+				continue
+			}
+		}
+		if spec.ID == "rollout_token_count_mismatch" && (!scopeComplete || !b.complete() || len(b.matched) == 0 || !usagePresent ||
+			slices.ContainsFunc(b.matched, func(c *call) bool { return c.tokensIn == nil || c.tokensOut == nil })) {
+			d.Unobserved = append(d.Unobserved, spec.ID)
+			continue
+		}
+		if spec.ID == "model_call_runaway_generation" && slices.ContainsFunc(b.matched, func(c *call) bool {
+			return c.finishReason != nil && lengthLimitReasons[*c.finishReason] && c.response == nil
+		}) {
+			d.Unobserved = append(d.Unobserved, spec.ID)
+			continue
+		}
+		findings, exc := runCheck(spec.ID, record, traj, calls, b)
+		if exc != "" {
+			d.Unobserved = append(d.Unobserved, spec.ID)
+			if !ignored["check_execution_error"] {
+				d.Findings = append(d.Findings, Finding{Check: "check_execution_error", Detail: []kv{
+					{"reason", "check raised an unexpected exception"}, {"failed_check", spec.ID}, {"error", string(exc)}}})
+			}
+			continue
+		}
+		d.Findings = append(d.Findings, findings...)
+	}
+	switch {
+	case len(d.Findings) > 0:
+		d.Verdict = "unhealthy"
+	case len(d.Unobserved) > 0:
+		d.Verdict = "unobserved"
+	default:
+		d.Verdict = "healthy"
+	}
+	d.errorsByStatus = map[string]int{}
+	identities := map[string]int{}
+	for _, c := range calls {
+		if c.failed() {
+			d.callErrors++
+			status := "unknown"
+			if c.statusCode != nil {
+				status = strconv.FormatInt(*c.statusCode, 10)
+			}
+			d.errorsByStatus[status]++
+		}
+		if id := c.identity(); id != "" {
+			identities[id]++
+		}
+		d.capturePrompt += tokenCount(c.tokensIn)
+		d.captureCompletion += tokenCount(c.tokensOut)
+	}
+	for _, n := range identities {
+		if n > 1 {
+			d.duplicatedCalls += n - 1
+		}
+	}
+	for _, c := range turnB.matched {
+		if c.successful() {
+			d.successfulCalls++
+		}
+	}
+	d.captureObserved = len(calls) > 0
+	d.policyCallsObserved = scopeComplete && turnB.complete()
+	d.modelCalls = len(calls)
+	d.endedOnError = endedOnFailedCall(calls)
+	d.transcriptPrompt, d.transcriptComplete, _ = usageTokens(record)
+	return d, nil
+}
+
+// index lists the non-blank lines of the files, numbered per file and
+// counted across them; the files stay open for the workers to read the
+// lines from (the caller closes them).
+func index(paths []string) ([]line, []*os.File, error) {
+	var out []line
+	var files []*os.File
+	for source, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			return nil, files, err
+		}
+		files = append(files, f)
+		r := bufio.NewReaderSize(f, 1<<16)
+		n := 0
+		var offset int64
+		for {
+			length, blank := 0, true
+			var err error
+			for {
+				var chunk []byte
+				chunk, err = r.ReadSlice('\n')
+				length += len(chunk)
+				blank = blank && len(trimASCII(chunk)) == 0
+				if err != bufio.ErrBufferFull {
+					break
+				}
+			}
+			if length > 0 {
+				n++
+				if !blank {
+					out = append(out, line{path: p, file: f, offset: offset, length: length, ordinal: len(out), source: source, lineNumber: n})
+				}
+			}
+			offset += int64(length)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return nil, files, err
+			}
+		}
+	}
+	return out, files, nil
+}
+
+// Result is one health check: the summary written to quality_summary.json
+// and each rollout's digest.
+type Result struct {
+	Summary      []byte // compact JSON, as --json prints it
+	summary      *summary
+	Digests      []*Digest
+	SummaryPath  string
+	VerdictsPath string
+}
+
+// Options are a health check's inputs.
+type Options struct {
+	Rollouts  []string
+	OutputDir string // "" is the first rollouts file's directory
+	Workers   int    // 0 is min(CPUs, 8)
+	Ignored   []string
+}
+
+// Run checks every rollout of the files and writes both reports.
+func Run(ctx context.Context, o Options) (*Result, error) {
+	ignoredList, err := NormalizeIgnored(o.Ignored)
+	if err != nil {
+		return nil, err
+	}
+	ignored := map[string]bool{}
+	for _, id := range ignoredList {
+		ignored[id] = true
+	}
+	if len(o.Rollouts) == 0 {
+		return nil, &UsageError{"at least one rollout JSONL path is required"}
+	}
+	for _, p := range o.Rollouts {
+		if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
+			return nil, &UsageError{"Rollout JSONL not found: " + p}
+		}
+	}
+	workers := o.Workers
+	if workers == 0 {
+		workers = min(runtime.NumCPU(), 8)
+	}
+	if workers < 1 {
+		return nil, &UsageError{"workers must be at least 1"}
+	}
+	lines, files, err := index(o.Rollouts)
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
+	if err != nil {
+		return nil, err
+	}
+	digests := make([]*Digest, len(lines))
+	errs := make([]error, len(lines))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(workers, max(len(lines), 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				l := lines[i]
+				l.raw = make([]byte, l.length)
+				if _, err := l.file.ReadAt(l.raw, l.offset); err != nil {
+					errs[i] = err
+					continue
+				}
+				digests[i], errs[i] = digest(l, ignored)
+			}
+		}()
+	}
+feed:
+	for i := range lines {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil {
+		return nil, err
+	}
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	markDuplicates(digests, ignored)
+	s := reduce(digests, ignoredList, ignored)
+	dir := o.OutputDir
+	if dir == "" {
+		dir = filepath.Dir(o.Rollouts[0])
+	}
+	res := &Result{Digests: digests, summary: s, SummaryPath: pathJoin(dir, SummaryFile), VerdictsPath: pathJoin(dir, VerdictsFile)}
+	res.Summary = s.json("")
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(res.SummaryPath, s.json("  "), 0o666); err != nil {
+		return nil, err
+	}
+	if err := writeVerdicts(res.VerdictsPath, digests); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// markDuplicates flags records that claim the same (stage, task, rollout).
+func markDuplicates(digests []*Digest, ignored map[string]bool) {
+	if ignored["rollout_duplicate_identity"] {
+		return
+	}
+	groups := map[[3]key][]*Digest{}
+	for _, d := range digests {
+		k := [3]key{d.Stage, d.Task, d.Rollout}
+		groups[k] = append(groups[k], d)
+	}
+	for _, d := range digests {
+		copies := groups[[3]key{d.Stage, d.Task, d.Rollout}]
+		if len(copies) < 2 {
+			continue
+		}
+		d.Findings = append(d.Findings, Finding{Check: "rollout_duplicate_identity", Detail: []kv{{"duplicate_count", len(copies)}}})
+		d.Verdict = "unhealthy"
+	}
+}
+
+type repeat struct {
+	verdict       string
+	policyCalls   bool
+	successfulMax int
+}
+
+type coverage struct{ evaluated, unobserved, ignored int }
+
+type taskRow struct {
+	name                            string
+	repeats, healthy, unhealthy, un int
+	flags                           []string
+}
+
+type summary struct {
+	ignored    []string
+	records    int
+	captures   int
+	coverage   map[string]*coverage
+	verdicts   map[string]int
+	issues     map[string]int
+	errTotal   int
+	byStatus   map[string]int
+	affected   int
+	endedOnErr int
+	replayed   int
+	dupRollout int
+	tokens     [4]int64
+	tasks      []taskRow
+}
+
+func reduce(digests []*Digest, ignoredList []string, ignored map[string]bool) *summary {
+	s := &summary{ignored: slices.Sorted(slices.Values(ignoredList)), records: len(digests), coverage: map[string]*coverage{},
+		verdicts: map[string]int{}, issues: map[string]int{}, byStatus: map[string]int{}}
+	if s.ignored == nil {
+		s.ignored = []string{}
+	}
+	for _, c := range Registry {
+		s.coverage[c.ID] = &coverage{}
+	}
+	// Records by task, tasks and repeats in first-seen order.
+	var taskOrder []key
+	byTask := map[key][]*Digest{}
+	for _, d := range digests {
+		if _, ok := byTask[d.Task]; !ok {
+			taskOrder = append(taskOrder, d.Task)
+		}
+		byTask[d.Task] = append(byTask[d.Task], d)
+	}
+	repeats := map[key][]repeat{}
+	for _, t := range taskOrder {
+		var order []key
+		by := map[key][]*Digest{}
+		for _, d := range byTask[t] {
+			if _, ok := by[d.Rollout]; !ok {
+				order = append(order, d.Rollout)
+			}
+			by[d.Rollout] = append(by[d.Rollout], d)
+		}
+		for _, r := range order {
+			copies := by[r]
+			rep := repeat{verdict: copies[0].Verdict, policyCalls: true}
+			for _, c := range copies {
+				if c.Verdict != rep.verdict {
+					rep.verdict = "unobserved"
+				}
+				rep.policyCalls = rep.policyCalls && c.policyCallsObserved
+				rep.successfulMax = max(rep.successfulMax, c.successfulCalls)
+			}
+			repeats[t] = append(repeats[t], rep)
+		}
+	}
+	taskFlags := map[key][]string{}
+	for _, t := range taskOrder {
+		reps := repeats[t]
+		cov := s.coverage["task_consistently_unhealthy"]
+		if ignored["task_consistently_unhealthy"] {
+			cov.ignored++
+		} else {
+			computable, unhealthy := 0, 0
+			for _, r := range reps {
+				if r.verdict != "unobserved" {
+					computable++
+					if r.verdict == "unhealthy" {
+						unhealthy++
+					}
+				}
+			}
+			if computable >= 2 {
+				cov.evaluated++
+				if unhealthy == computable {
+					taskFlags[t] = append(taskFlags[t], "task_consistently_unhealthy")
+				}
+			} else {
+				cov.unobserved++
+			}
+		}
+		cov = s.coverage["task_no_successful_model_calls"]
+		if ignored["task_no_successful_model_calls"] {
+			cov.ignored++
+		} else if len(reps) > 0 && !slices.ContainsFunc(reps, func(r repeat) bool { return !r.policyCalls }) {
+			cov.evaluated++
+			if !slices.ContainsFunc(reps, func(r repeat) bool { return r.successfulMax > 0 }) {
+				taskFlags[t] = append(taskFlags[t], "task_no_successful_model_calls")
+			}
+		} else {
+			cov.unobserved++
+		}
+	}
+	for _, d := range digests {
+		for _, c := range Registry {
+			if c.Scope != "rollout" {
+				continue
+			}
+			switch {
+			case ignored[c.ID]:
+				s.coverage[c.ID].ignored++
+			case slices.Contains(d.Unobserved, c.ID):
+				s.coverage[c.ID].unobserved++
+			default:
+				s.coverage[c.ID].evaluated++
+			}
+		}
+		for _, f := range d.Findings {
+			s.issues[f.Check]++
+		}
+		s.verdicts[d.Verdict]++
+		for k, n := range d.errorsByStatus {
+			s.byStatus[k] += n
+		}
+		if d.captureObserved {
+			s.captures++
+		}
+		s.errTotal += d.callErrors
+		if d.callErrors > 0 {
+			s.affected++
+		}
+		if d.endedOnError {
+			s.endedOnErr++
+		}
+		s.replayed += d.duplicatedCalls
+		if d.duplicatedCalls > 0 {
+			s.dupRollout++
+		}
+		s.tokens[0] += d.transcriptPrompt
+		s.tokens[1] += d.transcriptComplete
+		s.tokens[2] += d.capturePrompt
+		s.tokens[3] += d.captureCompletion
+	}
+	for _, flags := range taskFlags {
+		for _, f := range flags {
+			s.issues[f]++
+		}
+	}
+	// Integer tasks first, then strings — each by its text, as NeMo Gym
+	// sorts them.
+	sorted := slices.Clone(taskOrder)
+	slices.SortStableFunc(sorted, func(a, b key) int {
+		if a.isStr != b.isStr {
+			if a.isStr {
+				return 1
+			}
+			return -1
+		}
+		return strings.Compare(a.String(), b.String())
+	})
+	rowAt := map[string]int{}
+	for _, t := range sorted {
+		row := taskRow{name: t.String(), repeats: len(repeats[t]), flags: taskFlags[t]}
+		for _, r := range repeats[t] {
+			switch r.verdict {
+			case "healthy":
+				row.healthy++
+			case "unhealthy":
+				row.unhealthy++
+			default:
+				row.un++
+			}
+		}
+		if row.flags == nil {
+			row.flags = []string{}
+		}
+		// The integer task 1 and the string "1" share a name: the later
+		// one's counts win, in the earlier one's place.
+		if i, ok := rowAt[row.name]; ok {
+			s.tasks[i] = row
+			continue
+		}
+		rowAt[row.name] = len(s.tasks)
+		s.tasks = append(s.tasks, row)
+	}
+	return s
+}
+
+// jw writes orjson's layouts: compact (indent "") or OPT_INDENT_2.
+type jw struct {
+	b      []byte
+	indent string
+	depth  int
+	first  []bool
+}
+
+func (w *jw) open(c byte) {
+	w.b = append(w.b, c)
+	w.depth++
+	w.first = append(w.first, true)
+}
+
+func (w *jw) close(c byte) {
+	empty := w.first[len(w.first)-1]
+	w.first = w.first[:len(w.first)-1]
+	w.depth--
+	if !empty {
+		w.nl()
+	}
+	w.b = append(w.b, c)
+}
+
+func (w *jw) nl() {
+	if w.indent == "" {
+		return
+	}
+	w.b = append(w.b, '\n')
+	for range w.depth {
+		w.b = append(w.b, w.indent...)
+	}
+}
+
+func (w *jw) key(k string) {
+	if !w.first[len(w.first)-1] {
+		w.b = append(w.b, ',')
+	}
+	w.first[len(w.first)-1] = false
+	w.nl()
+	if k != "\x00" {
+		w.b = appendString(w.b, k)
+		w.b = append(w.b, ':')
+		if w.indent != "" {
+			w.b = append(w.b, ' ')
+		}
+	}
+}
+
+func (w *jw) value(v any) {
+	switch x := v.(type) {
+	case nil:
+		w.b = append(w.b, "null"...)
+	case string:
+		w.b = appendString(w.b, x)
+	case int:
+		w.b = strconv.AppendInt(w.b, int64(x), 10)
+	case int64:
+		w.b = strconv.AppendInt(w.b, x, 10)
+	case bool:
+		w.b = strconv.AppendBool(w.b, x)
+	case []string:
+		w.open('[')
+		for _, s := range x {
+			w.key("\x00")
+			w.value(s)
+		}
+		w.close(']')
+	case []kv:
+		w.open('{')
+		for _, m := range x {
+			w.key(m.key)
+			w.value(m.val)
+		}
+		w.close('}')
+	}
+}
+
+// appendString writes s as orjson does: UTF-8 kept, quotes, backslashes
+// and control characters escaped.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	for _, r := range s {
+		switch {
+		case r == '"':
+			b = append(b, '\\', '"')
+		case r == '\\':
+			b = append(b, '\\', '\\')
+		case r == '\n':
+			b = append(b, '\\', 'n')
+		case r == '\r':
+			b = append(b, '\\', 'r')
+		case r == '\t':
+			b = append(b, '\\', 't')
+		case r == '\b':
+			b = append(b, '\\', 'b')
+		case r == '\f':
+			b = append(b, '\\', 'f')
+		case r < 0x20:
+			b = fmt.Appendf(b, `\u%04x`, r)
+		default:
+			b = utf8.AppendRune(b, r)
+		}
+	}
+	return append(b, '"')
+}
+
+func (s *summary) json(indent string) []byte {
+	w := &jw{indent: indent}
+	counts := func(m map[string]*coverage, id string) []kv {
+		c := m[id]
+		return []kv{{"evaluated", c.evaluated}, {"unobserved", c.unobserved}, {"ignored", c.ignored}}
+	}
+	var cov, issues []kv
+	for _, c := range Registry {
+		cov = append(cov, kv{c.ID, counts(s.coverage, c.ID)})
+		issues = append(issues, kv{c.ID, s.issues[c.ID]})
+	}
+	statuses := make([]kv, 0, len(s.byStatus))
+	for _, k := range slices.Sorted(mapKeys(s.byStatus)) {
+		statuses = append(statuses, kv{k, s.byStatus[k]})
+	}
+	tasks := make([]kv, 0, len(s.tasks))
+	for _, t := range s.tasks {
+		tasks = append(tasks, kv{t.name, []kv{{"repeats", t.repeats}, {"healthy", t.healthy}, {"unhealthy", t.unhealthy}, {"unobserved", t.un}, {"flags", t.flags}}})
+	}
+	w.value([]kv{
+		{"run", []kv{
+			{"ignored_checks", s.ignored},
+			{"artifacts", []kv{{"records", s.records}, {"captures", s.captures}, {"coverage", cov}}},
+			{"verdicts", []kv{{"healthy", s.verdicts["healthy"]}, {"unhealthy", s.verdicts["unhealthy"]}, {"unobserved", s.verdicts["unobserved"]}}},
+			{"issues", issues},
+			{"stats", []kv{
+				{"model_call_errors", []kv{{"total", s.errTotal}, {"by_status", statuses}, {"rollouts_affected", s.affected}, {"ended_on_error", s.endedOnErr}}},
+				{"duplicated_calls", []kv{{"replayed", s.replayed}, {"rollouts", s.dupRollout}}},
+				{"tokens", []kv{{"prompt", s.tokens[0]}, {"completion", s.tokens[1]}, {"capture_prompt", s.tokens[2]}, {"capture_completion", s.tokens[3]}}},
+			}},
+		}},
+		{"tasks", tasks},
+	})
+	return w.b
+}
+
+func mapKeys(m map[string]int) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// keyOrder sorts integers before strings (and none), each in order.
+func keyOrder(a, b key) int {
+	rank := func(k key) int {
+		if !k.isStr && !k.none {
+			return 0
+		}
+		return 1
+	}
+	if ra, rb := rank(a), rank(b); ra != rb {
+		return cmp.Compare(ra, rb)
+	}
+	if rank(a) == 0 {
+		return cmp.Compare(a.n, b.n)
+	}
+	return strings.Compare(a.String(), b.String())
+}
+
+func writeVerdicts(path string, digests []*Digest) error {
+	sorted := slices.Clone(digests)
+	slices.SortStableFunc(sorted, func(a, b *Digest) int {
+		return cmp.Or(keyOrder(a.Task, b.Task), keyOrder(a.Rollout, b.Rollout), keyOrder(a.Stage, b.Stage))
+	})
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(f)
+	for _, d := range sorted {
+		w := &jw{}
+		w.open('{')
+		w.key("_ng_task_index")
+		w.b = d.Task.appendJSON(w.b)
+		w.key("_ng_rollout_index")
+		w.b = d.Rollout.appendJSON(w.b)
+		w.key("rollout_id")
+		w.value(d.RolloutID)
+		w.key("verdict")
+		w.value(d.Verdict)
+		w.key("findings")
+		w.open('[')
+		for _, fd := range d.Findings {
+			w.key("\x00")
+			m := []kv{{"check", fd.Check}}
+			if fd.Locator != nil {
+				m = append(m, kv{"locator", fd.Locator})
+			}
+			m = append(m, kv{"detail", orEmpty(fd.Detail)})
+			w.value(m)
+		}
+		w.close(']')
+		w.key("unobserved")
+		w.value(orEmptyStrings(d.Unobserved))
+		if !d.Stage.none {
+			w.key("stage_index")
+			w.b = d.Stage.appendJSON(w.b)
+		}
+		w.close('}')
+		w.b = append(w.b, '\n')
+		bw.Write(w.b)
+	}
+	if err := bw.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func orEmpty(d []kv) []kv {
+	if d == nil {
+		return []kv{}
+	}
+	return d
+}
+
+func orEmptyStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// Report is the line printed after a check (format_health_report).
+func Report(r *Result) string {
+	s := r.summary
+	checked := s.verdicts["healthy"] + s.verdicts["unhealthy"] + s.verdicts["unobserved"]
+	note := ""
+	if len(s.ignored) > 0 {
+		note = " (ignored: " + strings.Join(s.ignored, ", ") + ")"
+	}
+	return fmt.Sprintf("Rollout health: %d checked, %d healthy, %d unhealthy, %d unobserved%s\nQuality summary: %s",
+		checked, s.verdicts["healthy"], s.verdicts["unhealthy"], s.verdicts["unobserved"], note, r.SummaryPath)
+}
+
+// RunDir checks a run directory's rollouts (rollouts.jsonl unless
+// rolloutsFile says otherwise, relative to the directory) and writes the
+// reports into the directory.
+func RunDir(ctx context.Context, dir, rolloutsFile string, workers int, ignored []string) (*Result, error) {
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return nil, &UsageError{"Run directory not found: " + dir}
+	}
+	if rolloutsFile == "" {
+		rolloutsFile = "rollouts.jsonl"
+	}
+	return Run(ctx, Options{Rollouts: []string{pathJoin(dir, rolloutsFile)}, OutputDir: dir, Workers: workers, Ignored: ignored})
+}
+
+// pathJoin is pathlib's a / b: b when absolute; "." parts and doubled
+// separators dropped, ".." kept, so printed paths read as NeMo Gym's.
+func pathJoin(a, b string) string {
+	if !filepath.IsAbs(b) {
+		b = a + "/" + b
+	}
+	var parts []string
+	for _, p := range strings.Split(b, "/") {
+		if p != "" && p != "." {
+			parts = append(parts, p)
+		}
+	}
+	joined := strings.Join(parts, "/")
+	if filepath.IsAbs(b) {
+		return "/" + joined
+	}
+	if joined == "" {
+		return "."
+	}
+	return joined
+}
