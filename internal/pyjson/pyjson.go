@@ -6,10 +6,12 @@ package pyjson
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // Object is a Python dict: its members in insertion order.
@@ -50,6 +52,8 @@ func appendValue(dst []byte, v any, sortKeys bool) ([]byte, error) {
 		return strconv.AppendUint(dst, uint64(v), 10), nil
 	case uint64:
 		return strconv.AppendUint(dst, v, 10), nil
+	case *big.Int:
+		return v.Append(dst, 10), nil
 	case float32:
 		return appendJSONFloat(dst, float64(v)), nil
 	case float64:
@@ -114,15 +118,21 @@ func appendMembers(dst []byte, members Object, sortKeys bool) ([]byte, error) {
 
 // AppendString quotes s as json.dumps does with ensure_ascii: every
 // character outside printable ASCII is a \u escape (a surrogate pair above
-// U+FFFF). Bytes that are not UTF-8 are written as U+FFFD, as the UTF-8
-// decoding that made a Python str from them would have.
+// U+FFFF). A lone surrogate in WTF-8 (as Loads keeps one) is its own
+// escape. Other bytes that are not UTF-8 are written as U+FFFD, as the
+// UTF-8 decoding that made a Python str from them would have.
 func AppendString(dst []byte, s string) []byte {
 	const hexDigits = "0123456789abcdef"
 	u := func(dst []byte, r rune) []byte {
 		return append(dst, '\\', 'u', hexDigits[r>>12&15], hexDigits[r>>8&15], hexDigits[r>>4&15], hexDigits[r&15])
 	}
 	dst = append(dst, '"')
-	for _, r := range s {
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if sr, ok := decodeSurrogate(s[i:]); ok {
+			r, size = sr, 3
+		}
+		i += size
 		switch {
 		case r == '"':
 			dst = append(dst, '\\', '"')
