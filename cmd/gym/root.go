@@ -62,6 +62,7 @@ interpolation) and resolves components across search roots.`,
 	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(newCmdEnv(f, g), newCmdEval(f, g), newCmdServe(f), newCmdWatchdog())
 	root.AddCommand(newCmdList(f, nil), newCmdSearch(f, nil))
+	root.AddCommand(newCmdDatasetCollateGroup(f, g))
 	makeGroup(root)
 	root.Flags().BoolVar(&showVersion, "version", false, "show gym's version, the NeMo Gym version it follows, and the system, then exit")
 	root.Flags().BoolVar(&vopts.json, "json", false, "with --version, output as JSON")

@@ -37,6 +37,9 @@ func Loads(data []byte) (any, error) {
 	if !utf8.Valid(data) {
 		return nil, fmt.Errorf("not UTF-8 text")
 	}
+	if len(data) >= 3 && string(data[:3]) == "\ufeff" {
+		return nil, &SyntaxError{Msg: "Unexpected UTF-8 BOM (decode using utf-8-sig)", Line: 1, Column: 1}
+	}
 	d := &decoder{data: data}
 	d.skipSpace()
 	v, err := d.value()

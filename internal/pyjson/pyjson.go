@@ -231,3 +231,35 @@ func AppendFloatRepr(dst []byte, f float64) []byte {
 	}
 	return dst
 }
+
+// Get is o.get(key).
+func (o Object) Get(key string) (any, bool) {
+	for _, m := range o {
+		if m.Key == key {
+			return m.Value, true
+		}
+	}
+	return nil, false
+}
+
+// Set is o[key] = v: a key o has keeps its place, a new one goes last.
+func (o Object) Set(key string, v any) Object {
+	for i := range o {
+		if o[i].Key == key {
+			o[i].Value = v
+			return o
+		}
+	}
+	return append(o, Member{Key: key, Value: v})
+}
+
+// Pop is o.pop(key, None): o without key, and the value it had.
+func (o Object) Pop(key string) (Object, any) {
+	for i := range o {
+		if o[i].Key == key {
+			v := o[i].Value
+			return append(o[:i:i], o[i+1:]...), v
+		}
+	}
+	return o, nil
+}
