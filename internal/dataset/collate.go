@@ -232,8 +232,13 @@ func (o CollateOptions) locate(datasets []Dataset, sources map[*Dataset]string) 
 	}
 	var b strings.Builder
 	b.WriteString("MISSING the following datasets:")
+	var last *instance
 	for _, d := range missing {
-		fmt.Fprintf(&b, "\n- %s\n  - %s (%s): %s", d.Declarer.name, d.Name, d.Type, d.JSONLPath)
+		if d.Declarer != last {
+			fmt.Fprintf(&b, "\n- %s", d.Declarer.name)
+			last = d.Declarer
+		}
+		fmt.Fprintf(&b, "\n  - %s (%s): %s", d.Name, d.Type, d.JSONLPath)
 	}
 	switch {
 	case o.Mode == ModeExample:
