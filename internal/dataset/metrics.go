@@ -227,6 +227,12 @@ func (m *datasetMetrics) dump() pyjson.Object {
 		{Key: "Temperature", Value: m.temperature.dump()},
 	}
 	for _, om := range m.others {
+		// NeMo Gym sets each summary as an attribute of a Pydantic model,
+		// which keeps a name with a leading underscore (such as
+		// _ng_task_index) as a private attribute, out of the dump.
+		if strings.HasPrefix(om.key, "_") {
+			continue
+		}
 		o = o.Set(om.key, om.dump())
 	}
 	return o
