@@ -580,6 +580,7 @@ func (o CollateOptions) prepare(ctx context.Context, d *Dataset, source string, 
 	}
 	w := bufio.NewWriterSize(f, 1<<16)
 	stripped := 0
+	var buf []byte
 	err = func() error {
 		for {
 			if err := ctx.Err(); err != nil {
@@ -618,13 +619,12 @@ func (o CollateOptions) prepare(ctx context.Context, d *Dataset, source string, 
 				stripped += d.NumRepeats
 			}
 			row = row.Set(taskSourceKey, d.Declarer.name)
-			b, err := pyjson.Dumps(row, false)
-			if err != nil {
+			if buf, err = pyjson.AppendDumps(buf[:0], row, false); err != nil {
 				return err
 			}
-			b = append(b, '\n')
+			buf = append(buf, '\n')
 			for range d.NumRepeats {
-				w.Write(b)
+				w.Write(buf)
 			}
 		}
 	}()

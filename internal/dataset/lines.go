@@ -6,6 +6,7 @@ package dataset
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -23,6 +24,8 @@ type lineReader struct {
 	r    *bufio.Reader
 	line int
 	buf  []byte
+	// pending is what is left of the last read after a lone \r.
+	pending []byte
 }
 
 func openLines(path string) (*lineReader, io.Closer, error) {
@@ -33,36 +36,49 @@ func openLines(path string) (*lineReader, io.Closer, error) {
 	return &lineReader{path: path, r: bufio.NewReaderSize(f, 1<<16)}, f, nil
 }
 
-// next returns the next line without its ending, or io.EOF.
+// next returns the next line without its ending, or io.EOF. The line is
+// valid until the next call.
 func (lr *lineReader) next() ([]byte, error) {
-	lr.buf = lr.buf[:0]
-	for {
-		c, err := lr.r.ReadByte()
-		if err == io.EOF {
-			if len(lr.buf) == 0 {
-				return nil, io.EOF
+	if lr.pending == nil {
+		chunk, err := lr.r.ReadSlice('\n')
+		for err == bufio.ErrBufferFull {
+			lr.buf = append(lr.buf[:0], chunk...)
+			for err == bufio.ErrBufferFull {
+				chunk, err = lr.r.ReadSlice('\n')
+				lr.buf = append(lr.buf, chunk...)
 			}
-			break
+			chunk = lr.buf
 		}
-		if err != nil {
+		if err != nil && err != io.EOF {
 			return nil, err
 		}
-		if c == '\n' {
-			break
+		if len(chunk) == 0 {
+			return nil, io.EOF
 		}
-		if c == '\r' {
-			if b, err := lr.r.Peek(1); err == nil && b[0] == '\n' {
-				lr.r.ReadByte()
-			}
-			break
+		lr.pending = chunk
+	}
+	line := lr.pending
+	lr.pending = nil
+	end := len(line)
+	if end > 0 && line[end-1] == '\n' {
+		end--
+	}
+	if k := bytes.IndexByte(line[:end], '\r'); k >= 0 {
+		// A lone \r ends a line too; what follows it is the next one.
+		rest := line[k+1:]
+		if k+1 == end && end < len(line) {
+			rest = nil // \r\n
 		}
-		lr.buf = append(lr.buf, c)
+		if len(rest) > 0 {
+			lr.pending = rest
+		}
+		end = k
 	}
 	lr.line++
-	if !utf8.Valid(lr.buf) {
+	if !utf8.Valid(line[:end]) {
 		return nil, lr.errorf("not UTF-8 text (Python's reading of the file fails here)")
 	}
-	return lr.buf, nil
+	return line[:end], nil
 }
 
 func (lr *lineReader) errorf(format string, args ...any) error {

@@ -248,5 +248,13 @@ type sampleMetrics struct {
 // wordCount is len(s.split()) for text that is all ASCII, as json.dumps
 // writes it.
 func wordCount(s []byte) int {
-	return len(strings.Fields(string(s)))
+	n, in := 0, false
+	for _, c := range s {
+		space := c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' || (c >= 0x1c && c <= 0x1f)
+		if !space && !in {
+			n++
+		}
+		in = !space
+	}
+	return n
 }

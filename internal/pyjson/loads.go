@@ -135,8 +135,10 @@ func (d *decoder) object() (any, error) {
 	}
 	defer func() { d.depth-- }()
 	d.pos++ // {
-	obj := Object{}
-	index := map[string]int{}
+	obj := make(Object, 0, 8)
+	// Most objects are small: a repeated key is found by a scan, and by a
+	// map only past a few dozen keys.
+	var index map[string]int
 	d.skipSpace()
 	if d.pos < len(d.data) && d.data[d.pos] == '}' {
 		d.pos++
@@ -160,10 +162,18 @@ func (d *decoder) object() (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if i, ok := index[key]; ok {
+		if i := findKey(obj, index, key); i >= 0 {
 			obj[i].Value = v
 		} else {
-			index[key] = len(obj)
+			if index == nil && len(obj) >= indexThreshold {
+				index = make(map[string]int, 2*len(obj))
+				for i, m := range obj {
+					index[m.Key] = i
+				}
+			}
+			if index != nil {
+				index[key] = len(obj)
+			}
 			obj = append(obj, Member{Key: key, Value: v})
 		}
 		d.skipSpace()
@@ -179,13 +189,30 @@ func (d *decoder) object() (any, error) {
 	}
 }
 
+const indexThreshold = 32
+
+func findKey(obj Object, index map[string]int, key string) int {
+	if index != nil {
+		if i, ok := index[key]; ok {
+			return i
+		}
+		return -1
+	}
+	for i := range obj {
+		if obj[i].Key == key {
+			return i
+		}
+	}
+	return -1
+}
+
 func (d *decoder) array() (any, error) {
 	if err := d.enter(); err != nil {
 		return nil, err
 	}
 	defer func() { d.depth-- }()
 	d.pos++ // [
-	arr := []any{}
+	arr := make([]any, 0, 4)
 	d.skipSpace()
 	if d.pos < len(d.data) && d.data[d.pos] == ']' {
 		d.pos++
@@ -270,6 +297,18 @@ func (d *decoder) number() (any, error) {
 func (d *decoder) str() (string, error) {
 	start := d.pos
 	d.pos++ // "
+	// Most strings have no escape: they are their bytes.
+	for i := d.pos; i < len(d.data); i++ {
+		c := d.data[i]
+		if c == '"' {
+			s := string(d.data[d.pos:i])
+			d.pos = i + 1
+			return s, nil
+		}
+		if c == '\\' || c < 0x20 {
+			break
+		}
+	}
 	var b []byte
 	for {
 		if d.pos >= len(d.data) {

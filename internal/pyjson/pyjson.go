@@ -31,6 +31,11 @@ func Dumps(v any, sortKeys bool) ([]byte, error) {
 	return appendValue(nil, v, sortKeys)
 }
 
+// AppendDumps appends json.dumps(v) to dst, as Dumps makes it.
+func AppendDumps(dst []byte, v any, sortKeys bool) ([]byte, error) {
+	return appendValue(dst, v, sortKeys)
+}
+
 func appendValue(dst []byte, v any, sortKeys bool) ([]byte, error) {
 	switch v := v.(type) {
 	case nil:
@@ -128,6 +133,17 @@ func AppendString(dst []byte, s string) []byte {
 	}
 	dst = append(dst, '"')
 	for i := 0; i < len(s); {
+		// Printable ASCII other than a quote or backslash is copied as is,
+		// a run at a time.
+		j := i
+		for j < len(s) && s[j] >= 0x20 && s[j] < 0x7f && s[j] != '"' && s[j] != '\\' {
+			j++
+		}
+		if j > i {
+			dst = append(dst, s[i:j]...)
+			i = j
+			continue
+		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if sr, ok := decodeSurrogate(s[i:]); ok {
 			r, size = sr, 3
