@@ -161,7 +161,9 @@ func parseDataset(in *instance, item *tree.Node, at string) (Dataset, error) {
 	default:
 		return d, bad("type", fmt.Sprintf("is %q; it must be one of train, validation, example, benchmark", d.Type))
 	}
-	if d.PrepareScript, _, err = str("prepare_script", d.Benchmark); err != nil {
+	// NeMo Gym requires a benchmark's prepare_script; gym's built-in
+	// benchmarks ship their rows and have none, so gym takes it as optional.
+	if d.PrepareScript, _, err = str("prepare_script", false); err != nil {
 		return d, err
 	}
 	var has bool
@@ -293,9 +295,12 @@ func (d *Dataset) parseSources(item *tree.Node, at string) error {
 func (d *Dataset) configDump(forSidecar bool) pyjson.Object {
 	o := pyjson.Object{{Key: "name", Value: d.Name}, {Key: "type", Value: d.Type}}
 	if d.Benchmark {
-		var prompt any
+		var prompt, script any
 		if d.PromptConfig != "" {
 			prompt = pyPath(d.PromptConfig)
+		}
+		if d.PrepareScript != "" {
+			script = pyPath(d.PrepareScript)
 		}
 		deps := make([]any, len(d.PrepareDeps))
 		for i, s := range d.PrepareDeps {
@@ -303,7 +308,7 @@ func (d *Dataset) configDump(forSidecar bool) pyjson.Object {
 		}
 		return append(o,
 			pyjson.Member{Key: "jsonl_fpath", Value: pyPath(d.JSONLPath)},
-			pyjson.Member{Key: "prepare_script", Value: pyPath(d.PrepareScript)},
+			pyjson.Member{Key: "prepare_script", Value: script},
 			pyjson.Member{Key: "prompt_config", Value: prompt},
 			pyjson.Member{Key: "num_repeats", Value: d.NumRepeats},
 			pyjson.Member{Key: "prepare_dependencies", Value: deps})
