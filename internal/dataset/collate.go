@@ -102,6 +102,13 @@ func Collate(ctx context.Context, o CollateOptions) error {
 	if err := o.locate(datasets, sources); err != nil {
 		return err
 	}
+	if o.TaskDataValidation != "off" {
+		for i := range datasets {
+			if err := o.checkTaskData(&datasets[i]); err != nil {
+				return err
+			}
+		}
+	}
 
 	// Every row is read before anything is written, so a file with a
 	// broken line fails the run with no half-written outputs.
@@ -518,9 +525,6 @@ func (o CollateOptions) collateType(ctx context.Context, t string, datasets []Da
 				return err
 			}
 		}
-		if o.TaskDataValidation != "off" {
-			o.warnTaskData(d)
-		}
 		path := preparePath(d, used)
 		used[path] = true
 		if err := o.prepare(ctx, d, sources[d], prompt, o.Abs(path)); err != nil {
@@ -640,21 +644,28 @@ func (o CollateOptions) prepare(ctx context.Context, d *Dataset, source string, 
 	return err
 }
 
-// warnTaskData says when the server that owns a dataset's rows has a
+// checkTaskData says when the server that owns a dataset's rows has a
 // task_data.py schema: NeMo Gym validates the rows with it (Pydantic),
-// which gym cannot run.
-func (o CollateOptions) warnTaskData(d *Dataset) {
+// which gym cannot run. That is a warning, unless validation was asked for
+// outright (task_data_validation=error), when it is an error.
+func (o CollateOptions) checkTaskData(d *Dataset) error {
 	rel := o.ownerDir(d)
 	if rel == "" {
-		return
+		return nil
 	}
 	dir := o.Resolve(rel)
 	if dir == "" {
-		return
+		return nil
 	}
-	if p := filepath.Join(dir, "task_data.py"); fileExists(p) {
-		fmt.Fprintf(o.Warn, "Warning: the rows of dataset %q are not checked against %s: that schema is Python (Pydantic), which gym's collate does not run; run NeMo Gym's `gym dataset collate` to check them\n", d.Name, p)
+	p := filepath.Join(dir, "task_data.py")
+	if !fileExists(p) {
+		return nil
 	}
+	if o.TaskDataValidation == "error" {
+		return &CollateError{fmt.Sprintf("task_data_validation=error: the rows of dataset %q would be checked against %s, a Python (Pydantic) schema gym's collate cannot run; run NeMo Gym's `gym dataset collate` for that check, or set task_data_validation to warn or off", d.Name, p)}
+	}
+	fmt.Fprintf(o.Warn, "Warning: the rows of dataset %q are not checked against %s: that schema is Python (Pydantic), which gym's collate does not run; run NeMo Gym's `gym dataset collate` to check them\n", d.Name, p)
+	return nil
 }
 
 // ownerDir is the component directory whose schema owns a dataset's rows,

@@ -231,6 +231,39 @@ func TestCollateErrors(t *testing.T) {
 	}
 }
 
+// TestCollateTaskDataSchema checks what gym says of a Python task_data.py
+// schema it cannot run: a warning, or an error when asked for outright.
+func TestCollateTaskDataSchema(t *testing.T) {
+	dir := t.TempDir()
+	copyTree(t, "testdata/toy", dir)
+	os.WriteFile(filepath.Join(dir, "resources_servers/toy/task_data.py"), []byte("TaskData = dict\n"), 0o644)
+	cfg := loadYAML(t, filepath.Join(dir, "resources_servers/toy/configs/toy.yaml"))
+	var warn bytes.Buffer
+	o := options(dir, cfg, ModeExample, "out")
+	o.Warn = &warn
+	if err := Collate(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(warn.String(), `the rows of dataset "example_b" are not checked against `+filepath.Join(dir, "resources_servers/toy/task_data.py")) {
+		t.Errorf("warnings:\n%s", warn.String())
+	}
+	o = options(dir, cfg, ModeExample, "out2")
+	o.TaskDataValidation = "error"
+	if err := Collate(context.Background(), o); err == nil || !strings.Contains(err.Error(), "task_data_validation=error") {
+		t.Errorf("err = %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out2")); err == nil {
+		t.Error("output written despite the error")
+	}
+	o = options(dir, cfg, ModeExample, "out3")
+	o.TaskDataValidation = "off"
+	warn.Reset()
+	o.Warn = &warn
+	if err := Collate(context.Background(), o); err != nil || strings.Contains(warn.String(), "task_data.py") {
+		t.Errorf("off: %v\n%s", err, warn.String())
+	}
+}
+
 func agentWith(dataset string) string {
 	return "a:\n  responses_api_agents:\n    simple_agent:\n      entrypoint: app.py\n      datasets: [" + dataset + "]\n"
 }
