@@ -110,8 +110,25 @@ func Collate(ctx context.Context, o CollateOptions) error {
 		}
 	}
 
-	// Every row is read before anything is written, so a file with a
-	// broken line fails the run with no half-written outputs.
+	prompts := map[*Dataset]*rollout.Prompt{}
+	for i := range datasets {
+		d := &datasets[i]
+		if !d.Benchmark || d.PromptConfig == "" {
+			continue
+		}
+		p := o.Resolve(d.PromptConfig)
+		if p == "" {
+			return &CollateError{fmt.Sprintf("%s: prompt_config %s of dataset %q not found in any search root", d.where, d.PromptConfig, d.Name)}
+		}
+		var err error
+		if prompts[d], err = rollout.LoadPrompt(p); err != nil {
+			return err
+		}
+	}
+
+	// Every row is read, and prepared as collation will prepare it, before
+	// anything is written: a file with a broken line fails the run with no
+	// half-written outputs.
 	perType := map[string]*datasetMetrics{}
 	type sidecar struct {
 		path string
@@ -120,7 +137,7 @@ func Collate(ctx context.Context, o CollateOptions) error {
 	var sidecars []sidecar
 	for i := range datasets {
 		d := &datasets[i]
-		m, err := o.measure(ctx, d, sources[d])
+		m, err := o.measure(ctx, d, sources[d], prompts[d])
 		if err != nil {
 			return err
 		}
@@ -194,7 +211,7 @@ func Collate(ctx context.Context, o CollateOptions) error {
 			return err
 		}
 		collated := filepath.Join(o.OutputDir, t+".jsonl")
-		if err := o.collateType(ctx, t, datasets, sources, o.Abs(collated)); err != nil {
+		if err := o.collateType(ctx, t, datasets, sources, prompts, o.Abs(collated)); err != nil {
 			return err
 		}
 		fmt.Fprintf(o.Out, "Aggregate metrics for %s\n", metricsPath)
@@ -358,7 +375,7 @@ func shellQuote(s string) string {
 // metrics. A line that is not JSON fails (NeMo Gym's collation fails on
 // it); a row that is not a valid run request is left out of the metrics,
 // as NeMo Gym leaves it out, and reported.
-func (o CollateOptions) measure(ctx context.Context, d *Dataset, path string) (*datasetMetrics, error) {
+func (o CollateOptions) measure(ctx context.Context, d *Dataset, path string, prompt *rollout.Prompt) (*datasetMetrics, error) {
 	lr, closer, err := openLines(path)
 	if err != nil {
 		return nil, err
@@ -385,6 +402,9 @@ func (o CollateOptions) measure(ctx context.Context, d *Dataset, path string) (*
 		if obj, ok := row.(pyjson.Object); ok && isMaterializedTask(obj) {
 			return nil, lr.errorf("the row is a materialized task (task_id and task_input); gym's collate does not handle those (NeMo Gym's collate does): collate it with NeMo Gym")
 		}
+		if _, err := prepareRow(lr, row, prompt); err != nil {
+			return nil, err
+		}
 		s, problem := checkSample(row)
 		if problem != "" {
 			invalid += d.NumRepeats
@@ -410,6 +430,29 @@ func (o CollateOptions) measure(ctx context.Context, d *Dataset, path string) (*
 		}
 	}
 	return m, nil
+}
+
+// prepareRow is a row as collation writes it, before its routing stamp:
+// an object, with a benchmark's prompt applied.
+func prepareRow(lr *lineReader, v any, prompt *rollout.Prompt) (pyjson.Object, error) {
+	row, ok := v.(pyjson.Object)
+	if !ok {
+		return nil, lr.errorf("the row is %s, not a JSON object", describe(v))
+	}
+	if prompt == nil {
+		return row, nil
+	}
+	has, err := hasInput(row)
+	if err != nil {
+		return nil, lr.errorf("%v", err)
+	}
+	if has {
+		return nil, lr.errorf("Some rows have %s.input but prompt_config is also specified. These are mutually exclusive. Use one or the other. Violating rows: [0]", paramsKey)
+	}
+	if row, err = applyPrompt(row, prompt); err != nil {
+		return nil, lr.errorf("%v", err)
+	}
+	return row, nil
 }
 
 // isMaterializedTask is NeMo Gym's is_materialized_task_row.
@@ -506,7 +549,7 @@ func pyStem(name string) string {
 // collateType writes each dataset of type t to its <stem>_prepare.jsonl
 // (stamped with task_source, agent_ref dropped, a benchmark's prompt
 // applied) and concatenates them into collated.
-func (o CollateOptions) collateType(ctx context.Context, t string, datasets []Dataset, sources map[*Dataset]string, collated string) error {
+func (o CollateOptions) collateType(ctx context.Context, t string, datasets []Dataset, sources map[*Dataset]string, prompts map[*Dataset]*rollout.Prompt, collated string) error {
 	used := map[string]bool{}
 	var prepared []string
 	for i := range datasets {
@@ -514,20 +557,9 @@ func (o CollateOptions) collateType(ctx context.Context, t string, datasets []Da
 		if d.Type != t {
 			continue
 		}
-		var prompt *rollout.Prompt
-		if d.Benchmark && d.PromptConfig != "" {
-			p := o.Resolve(d.PromptConfig)
-			if p == "" {
-				return &CollateError{fmt.Sprintf("%s: prompt_config %s of dataset %q not found in any search root", d.where, d.PromptConfig, d.Name)}
-			}
-			var err error
-			if prompt, err = rollout.LoadPrompt(p); err != nil {
-				return err
-			}
-		}
 		path := preparePath(d, used)
 		used[path] = true
-		if err := o.prepare(ctx, d, sources[d], prompt, o.Abs(path)); err != nil {
+		if err := o.prepare(ctx, d, sources[d], prompts[d], o.Abs(path)); err != nil {
 			return err
 		}
 		prepared = append(prepared, o.Abs(path))
@@ -601,21 +633,9 @@ func (o CollateOptions) prepare(ctx context.Context, d *Dataset, source string, 
 			if err != nil {
 				return err
 			}
-			row, ok := v.(pyjson.Object)
-			if !ok {
-				return lr.errorf("the row is %s, not a JSON object", describe(v))
-			}
-			if prompt != nil {
-				has, err := hasInput(row)
-				if err != nil {
-					return lr.errorf("%v", err)
-				}
-				if has {
-					return lr.errorf("Some rows have %s.input but prompt_config is also specified. These are mutually exclusive. Use one or the other. Violating rows: [0]", paramsKey)
-				}
-				if row, err = applyPrompt(row, prompt); err != nil {
-					return lr.errorf("%v", err)
-				}
+			row, err := prepareRow(lr, v, prompt)
+			if err != nil {
+				return err
 			}
 			var ref any
 			row, ref = row.Pop(agentRefKey)

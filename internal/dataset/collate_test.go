@@ -206,6 +206,18 @@ func TestCollateErrors(t *testing.T) {
 		{name: "a materialized task", mode: ModeExample, config: agentWith(`{name: ex, type: example, jsonl_fpath: ex.jsonl}`),
 			files: map[string]string{"ex.jsonl": "{\"task_id\": {\"taskset\": \"t\"}, \"task_input\": {}}\n"},
 			want:  "ex.jsonl:1: the row is a materialized task"},
+		{name: "a row that is not an object", mode: ModeExample, config: agentWith(`{name: ex, type: example, jsonl_fpath: ex.jsonl}`),
+			files: map[string]string{"ex.jsonl": "{\"responses_create_params\": {\"input\": \"a\"}}\n[1]\n"},
+			want:  "ex.jsonl:2: the row is a list, not a JSON object"},
+		{name: "a benchmark row the prompt cannot fill", mode: ModeTrain, config: agentWith(`{name: b, type: benchmark, jsonl_fpath: b.jsonl, prompt_config: p.yaml}`),
+			files: map[string]string{"b.jsonl": "{\"question\": \"q\"}\n{\"problem\": \"q\"}\n", "p.yaml": "user: \"{question}\"\n"},
+			want:  "b.jsonl:2: Prompt template references field 'question' but the data row only has fields: ['problem']"},
+		{name: "a benchmark row with an input and a prompt", mode: ModeTrain, config: agentWith(`{name: b, type: benchmark, jsonl_fpath: b.jsonl, prompt_config: p.yaml}`),
+			files: map[string]string{"b.jsonl": "{\"question\": \"q\", \"responses_create_params\": {\"input\": \"x\"}}\n", "p.yaml": "user: \"{question}\"\n"},
+			want:  "b.jsonl:1: Some rows have responses_create_params.input but prompt_config is also specified"},
+		{name: "a missing prompt config", mode: ModeTrain, config: agentWith(`{name: b, type: benchmark, jsonl_fpath: b.jsonl, prompt_config: p.yaml}`),
+			files: map[string]string{"b.jsonl": "{\"question\": \"q\"}\n"},
+			want:  `prompt_config p.yaml of dataset "b" not found in any search root`},
 		{name: "a bad mode", mode: "training", config: agentWith(`{name: ex, type: example, jsonl_fpath: ex.jsonl}`),
 			want: `mode is "training"`},
 	} {
@@ -226,6 +238,9 @@ func TestCollateErrors(t *testing.T) {
 			}
 			if _, err := os.Stat(filepath.Join(dir, "out")); err == nil {
 				t.Error("output written despite the error")
+			}
+			if m, _ := filepath.Glob(filepath.Join(dir, "*_metrics.json")); len(m) > 0 {
+				t.Errorf("metrics written despite the error: %v", m)
 			}
 		})
 	}
