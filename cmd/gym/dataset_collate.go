@@ -50,14 +50,18 @@ Written, as NeMo Gym writes them: beside each dataset (relative to the working
 directory) <stem>_metrics.json and <stem>_prepare.jsonl (its rows, num_repeats
 times each, stamped with task_source, agent_ref dropped, a benchmark's
 prompt_config applied); in DIR, <type>.jsonl (the prepared files of the type,
-in config order) and <type>_metrics.json. A metrics file already there must
+in config order) and <type>_metrics.json. A dataset with a taskset is
+checked against environment_server_routes and its rows become tasks
+({task_id: {taskset, task_id}, task_input}). A metrics file already there must
 agree with the new metrics, else <stem>_conflict.json is written beside it and
 the run fails (+overwrite_metrics_conflicts=true writes the new one anyway).
 
 gym does not download here: a missing dataset is an error that names the
 command that fetches it (gym dataset download, or gym eval prepare for a
 prepared benchmark). Rows are not checked against a server's Python
-task_data.py schema (a warning says so), and tasksets are not materialized.`,
+task_data.py schema: a warning says so (an error with
++task_data_validation=error), and a server's Python dataset_metrics.py hook
+is not run (a warning says so).`,
 		Example: `  # Validate the example data of a built-in resources server into out/
   gym dataset collate --resources-server mcqa --mode example_validation --output-dir out
 

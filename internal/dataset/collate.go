@@ -93,20 +93,20 @@ func Collate(ctx context.Context, o CollateOptions) error {
 		fmt.Fprintln(o.Out, "Server instance configs with in-scope datasets:")
 		printDatasets(o.Out, datasets)
 	}
-	for _, d := range datasets {
-		if d.Taskset != "" {
-			return &CollateError{fmt.Sprintf("%s: dataset %q declares taskset %q; gym's collate does not materialize tasksets for an Environment Server (NeMo Gym's collate does): collate it with NeMo Gym", d.where, d.Name, d.Taskset)}
+	for i := range datasets {
+		if datasets[i].Taskset != "" {
+			if err := checkTasksetRoute(o.Config, &datasets[i]); err != nil {
+				return err
+			}
 		}
 	}
 	sources := map[*Dataset]string{}
 	if err := o.locate(datasets, sources); err != nil {
 		return err
 	}
-	if o.TaskDataValidation != "off" {
-		for i := range datasets {
-			if err := o.checkTaskData(&datasets[i]); err != nil {
-				return err
-			}
+	for i := range datasets {
+		if err := o.checkPythonHooks(&datasets[i]); err != nil {
+			return err
 		}
 	}
 
@@ -135,12 +135,17 @@ func Collate(ctx context.Context, o CollateOptions) error {
 		dump pyjson.Object
 	}
 	var sidecars []sidecar
+	// A task's index without an ID of its own is its source row's place
+	// among every dataset of its type.
+	taskBase, rowsOfType := map[*Dataset]int{}, map[string]int{}
 	for i := range datasets {
 		d := &datasets[i]
-		m, err := o.measure(ctx, d, sources[d], prompts[d])
+		taskBase[d] = rowsOfType[d.Type]
+		m, rows, err := o.measure(ctx, d, sources[d], prompts[d], taskBase[d])
 		if err != nil {
 			return err
 		}
+		rowsOfType[d.Type] += rows
 		if perType[d.Type] == nil {
 			perType[d.Type] = newDatasetMetrics()
 		}
@@ -211,7 +216,7 @@ func Collate(ctx context.Context, o CollateOptions) error {
 			return err
 		}
 		collated := filepath.Join(o.OutputDir, t+".jsonl")
-		if err := o.collateType(ctx, t, datasets, sources, prompts, o.Abs(collated)); err != nil {
+		if err := o.collateType(ctx, t, datasets, sources, prompts, taskBase, o.Abs(collated)); err != nil {
 			return err
 		}
 		fmt.Fprintf(o.Out, "Aggregate metrics for %s\n", metricsPath)
@@ -372,54 +377,76 @@ func shellQuote(s string) string {
 }
 
 // measure reads one dataset (each line num_repeats times) and computes its
-// metrics. A line that is not JSON fails (NeMo Gym's collation fails on
-// it); a row that is not a valid run request is left out of the metrics,
-// as NeMo Gym leaves it out, and reported.
-func (o CollateOptions) measure(ctx context.Context, d *Dataset, path string, prompt *rollout.Prompt) (*datasetMetrics, error) {
+// metrics; it returns them and the number of source rows. Each row is also
+// prepared as collation will prepare it, so what would fail there fails
+// here, before anything is written. A row that is not a valid run request
+// (or materialized task) is left out of the metrics, as NeMo Gym leaves it
+// out, and reported; in a taskset's dataset it still counts as an example.
+func (o CollateOptions) measure(ctx context.Context, d *Dataset, path string, prompt *rollout.Prompt, taskBase int) (*datasetMetrics, int, error) {
 	lr, closer, err := openLines(path)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer closer.Close()
 	m := newDatasetMetrics()
 	var problems []string
-	invalid := 0
+	invalid, rows := 0, 0
 	for {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		line, err := lr.next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		row, err := lr.loadRow(line)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
-		if obj, ok := row.(pyjson.Object); ok && isMaterializedTask(obj) {
-			return nil, lr.errorf("the row is a materialized task (task_id and task_input); gym's collate does not handle those (NeMo Gym's collate does): collate it with NeMo Gym")
+		if _, _, err := collateRow(lr, row, d, prompt, taskBase+rows); err != nil {
+			return nil, 0, err
 		}
-		if _, err := prepareRow(lr, row, prompt); err != nil {
-			return nil, err
-		}
-		s, problem := checkSample(row)
-		if problem != "" {
-			invalid += d.NumRepeats
-			if len(problems) < maxListedProblems {
-				problems = append(problems, fmt.Sprintf("%s:%d: %s", path, lr.line, problem))
+		rows++
+		obj := row.(pyjson.Object)
+		problem := sampleProblem("")
+		if isMaterializedTask(obj) {
+			if ts, input, ok := materializedParts(obj); ok {
+				b, err := pyjson.Dumps(input, false)
+				if err != nil {
+					return nil, 0, err
+				}
+				for range d.NumRepeats {
+					m.addTask(ts, wordCount(b))
+				}
+				continue
 			}
-			continue
-		}
-		for range d.NumRepeats {
-			m.addSample(s)
-			if err := m.observeOthers(row.(pyjson.Object)); err != nil {
-				return nil, lr.errorf("%v", err)
+			problem = "a materialized task needs task_id {taskset, task_id} (non-empty strings, nothing else) and a task_input object"
+		} else {
+			var s sampleMetrics
+			if s, problem = checkSample(row); problem == "" || d.Taskset != "" {
+				if problem != "" {
+					// The Environment Server owns a taskset's rows: an
+					// example, with no response metrics.
+					s = sampleMetrics{}
+				}
+				for range d.NumRepeats {
+					m.addSample(s)
+					if err := m.observeOthers(obj); err != nil {
+						return nil, 0, lr.errorf("%v", err)
+					}
+				}
+				continue
 			}
+		}
+		invalid += d.NumRepeats
+		if len(problems) < maxListedProblems {
+			problems = append(problems, fmt.Sprintf("%s:%d: %s", path, lr.line, problem))
 		}
 	}
+	m.finish()
 	if invalid > 0 {
 		fmt.Fprintf(o.Warn, "Warning: %d rows of dataset %q are not valid run requests and are left out of its metrics (as NeMo Gym leaves them out); they are still collated:\n", invalid, d.Name)
 		for _, p := range problems {
@@ -429,30 +456,53 @@ func (o CollateOptions) measure(ctx context.Context, d *Dataset, path string, pr
 			fmt.Fprintln(o.Warn, "  …")
 		}
 	}
-	return m, nil
+	return m, rows, nil
 }
 
-// prepareRow is a row as collation writes it, before its routing stamp:
-// an object, with a benchmark's prompt applied.
-func prepareRow(lr *lineReader, v any, prompt *rollout.Prompt) (pyjson.Object, error) {
+// collateRow is a row as collation writes it: an object, a benchmark's
+// prompt applied, agent_ref dropped (stripped says it had one), task_source
+// naming the declaring instance, and, for a taskset, materialized as a task
+// (taskIndex its index when it has no ID) with the collector's identity
+// kept beside it.
+func collateRow(lr *lineReader, v any, d *Dataset, prompt *rollout.Prompt, taskIndex int) (row pyjson.Object, stripped bool, err error) {
 	row, ok := v.(pyjson.Object)
 	if !ok {
-		return nil, lr.errorf("the row is %s, not a JSON object", describe(v))
+		return nil, false, lr.errorf("the row is %s, not a JSON object", describe(v))
 	}
-	if prompt == nil {
-		return row, nil
+	// The caller still reads the row as it was (its metrics).
+	row = append(pyjson.Object(nil), row...)
+	if prompt != nil {
+		has, err := hasInput(row)
+		if err != nil {
+			return nil, false, lr.errorf("%v", err)
+		}
+		if has {
+			return nil, false, lr.errorf("Some rows have %s.input but prompt_config is also specified. These are mutually exclusive. Use one or the other. Violating rows: [0]", paramsKey)
+		}
+		if row, err = applyPrompt(row, prompt); err != nil {
+			return nil, false, lr.errorf("%v", err)
+		}
 	}
-	has, err := hasInput(row)
+	var ref any
+	row, ref = row.Pop(agentRefKey)
+	row = row.Set(taskSourceKey, d.Declarer.name)
+	if d.Taskset == "" {
+		return row, ref != nil, nil
+	}
+	var identity pyjson.Object
+	for _, k := range identityKeys {
+		if v, ok := row.Get(k); ok {
+			identity = append(identity, pyjson.Member{Key: k, Value: v})
+		}
+	}
+	task, err := materializeTask(row, d.Taskset, taskIndex)
 	if err != nil {
-		return nil, lr.errorf("%v", err)
+		return nil, false, lr.errorf("taskset %s: %v", d.Taskset, err)
 	}
-	if has {
-		return nil, lr.errorf("Some rows have %s.input but prompt_config is also specified. These are mutually exclusive. Use one or the other. Violating rows: [0]", paramsKey)
+	for _, m := range identity {
+		task = task.Set(m.Key, m.Value)
 	}
-	if row, err = applyPrompt(row, prompt); err != nil {
-		return nil, lr.errorf("%v", err)
-	}
-	return row, nil
+	return task, ref != nil, nil
 }
 
 // isMaterializedTask is NeMo Gym's is_materialized_task_row.
@@ -549,7 +599,7 @@ func pyStem(name string) string {
 // collateType writes each dataset of type t to its <stem>_prepare.jsonl
 // (stamped with task_source, agent_ref dropped, a benchmark's prompt
 // applied) and concatenates them into collated.
-func (o CollateOptions) collateType(ctx context.Context, t string, datasets []Dataset, sources map[*Dataset]string, prompts map[*Dataset]*rollout.Prompt, collated string) error {
+func (o CollateOptions) collateType(ctx context.Context, t string, datasets []Dataset, sources map[*Dataset]string, prompts map[*Dataset]*rollout.Prompt, taskBase map[*Dataset]int, collated string) error {
 	used := map[string]bool{}
 	var prepared []string
 	for i := range datasets {
@@ -559,7 +609,7 @@ func (o CollateOptions) collateType(ctx context.Context, t string, datasets []Da
 		}
 		path := preparePath(d, used)
 		used[path] = true
-		if err := o.prepare(ctx, d, sources[d], prompts[d], o.Abs(path)); err != nil {
+		if err := o.prepare(ctx, d, sources[d], prompts[d], taskBase[d], o.Abs(path)); err != nil {
 			return err
 		}
 		prepared = append(prepared, o.Abs(path))
@@ -601,7 +651,7 @@ func preparePath(d *Dataset, used map[string]bool) string {
 	}
 }
 
-func (o CollateOptions) prepare(ctx context.Context, d *Dataset, source string, prompt *rollout.Prompt, path string) error {
+func (o CollateOptions) prepare(ctx context.Context, d *Dataset, source string, prompt *rollout.Prompt, taskBase int, path string) error {
 	lr, closer, err := openLines(source)
 	if err != nil {
 		return err
@@ -633,16 +683,13 @@ func (o CollateOptions) prepare(ctx context.Context, d *Dataset, source string, 
 			if err != nil {
 				return err
 			}
-			row, err := prepareRow(lr, v, prompt)
+			row, hadRef, err := collateRow(lr, v, d, prompt, taskBase+lr.line-1)
 			if err != nil {
 				return err
 			}
-			var ref any
-			row, ref = row.Pop(agentRefKey)
-			if ref != nil {
+			if hadRef {
 				stripped += d.NumRepeats
 			}
-			row = row.Set(taskSourceKey, d.Declarer.name)
 			if buf, err = pyjson.AppendDumps(buf[:0], row, false); err != nil {
 				return err
 			}
@@ -664,11 +711,13 @@ func (o CollateOptions) prepare(ctx context.Context, d *Dataset, source string, 
 	return err
 }
 
-// checkTaskData says when the server that owns a dataset's rows has a
-// task_data.py schema: NeMo Gym validates the rows with it (Pydantic),
-// which gym cannot run. That is a warning, unless validation was asked for
-// outright (task_data_validation=error), when it is an error.
-func (o CollateOptions) checkTaskData(d *Dataset) error {
+// checkPythonHooks says what gym cannot run of the Python the server that
+// owns a dataset's rows may ship: its task_data.py schema, with which NeMo
+// Gym validates the rows (Pydantic), and its dataset_metrics.py hook, which
+// adds task metrics of materialized tasks. Each is a warning, unless
+// validation was asked for outright (task_data_validation=error), when the
+// schema is an error.
+func (o CollateOptions) checkPythonHooks(d *Dataset) error {
 	rel := o.ownerDir(d)
 	if rel == "" {
 		return nil
@@ -677,14 +726,15 @@ func (o CollateOptions) checkTaskData(d *Dataset) error {
 	if dir == "" {
 		return nil
 	}
-	p := filepath.Join(dir, "task_data.py")
-	if !fileExists(p) {
-		return nil
+	if p := filepath.Join(dir, "task_data.py"); o.TaskDataValidation != "off" && fileExists(p) {
+		if o.TaskDataValidation == "error" {
+			return &CollateError{fmt.Sprintf("task_data_validation=error: the rows of dataset %q would be checked against %s, a Python (Pydantic) schema gym's collate cannot run; run NeMo Gym's `gym dataset collate` for that check, or set task_data_validation to warn or off", d.Name, p)}
+		}
+		fmt.Fprintf(o.Warn, "Warning: the rows of dataset %q are not checked against %s: that schema is Python (Pydantic), which gym's collate does not run; run NeMo Gym's `gym dataset collate` to check them\n", d.Name, p)
 	}
-	if o.TaskDataValidation == "error" {
-		return &CollateError{fmt.Sprintf("task_data_validation=error: the rows of dataset %q would be checked against %s, a Python (Pydantic) schema gym's collate cannot run; run NeMo Gym's `gym dataset collate` for that check, or set task_data_validation to warn or off", d.Name, p)}
+	if p := filepath.Join(dir, "dataset_metrics.py"); fileExists(p) {
+		fmt.Fprintf(o.Warn, "Warning: the task metrics of %s (compute_task_metrics) are not in the metrics of dataset %q: that hook is Python, which gym's collate does not run\n", p, d.Name)
 	}
-	fmt.Fprintf(o.Warn, "Warning: the rows of dataset %q are not checked against %s: that schema is Python (Pydantic), which gym's collate does not run; run NeMo Gym's `gym dataset collate` to check them\n", d.Name, p)
 	return nil
 }
 

@@ -189,8 +189,18 @@ func TestCollateErrors(t *testing.T) {
 			want: "Specify a dataset source once for 'tr': set only one of ['source', 'huggingface_identifier']"},
 		{name: "datasets on a model server", mode: ModeExample, config: "m:\n  responses_api_models:\n    openai_model:\n      datasets: [{name: e, type: example, jsonl_fpath: e.jsonl}]\n",
 			want: "Datasets cannot be declared on model servers: ['m']"},
-		{name: "a taskset", mode: ModeExample, config: agentWith(`{name: ex, type: example, jsonl_fpath: ex.jsonl, taskset: t1}`),
-			want: `declares taskset "t1"; gym's collate does not materialize tasksets`},
+		{name: "a taskset with no route", mode: ModeExample, config: agentWith(`{name: ex, type: example, jsonl_fpath: ex.jsonl, taskset: t1}`),
+			want: "No Environment Server route for taskset 't1'; set environment_server_routes."},
+		{name: "a taskset routed to an agent that is not the declaring one", mode: ModeExample,
+			config: agentWith(`{name: ex, type: example, jsonl_fpath: ex.jsonl, taskset: t1}`) + "b:\n  responses_api_agents:\n    simple_agent: {}\nenv:\n  environment_servers:\n    legacy_agent:\n      agent_server: {name: b}\nenvironment_server_routes: {t1: env}\n",
+			want:   "Taskset 't1' must route to its declaring agent 'a'."},
+		{name: "a taskset routed to an Environment Server without agents", mode: ModeExample,
+			config: agentWith(`{name: ex, type: example, jsonl_fpath: ex.jsonl, taskset: t1}`) + "env:\n  environment_servers:\n    legacy_agent:\n      agent_server: {name: nobody}\nenvironment_server_routes: {t1: env}\n",
+			want:   "Environment Server 'env' references 'nobody', which is not an agent."},
+		{name: "a taskset whose row is already a task", mode: ModeExample,
+			config: agentWith(`{name: ex, type: example, jsonl_fpath: ex.jsonl, taskset: t1}`) + "env:\n  environment_servers:\n    legacy_agent:\n      agent_server: {name: a}\nenvironment_server_routes: {t1: env}\n",
+			files:  map[string]string{"ex.jsonl": "{\"task_id\": {\"taskset\": \"t\", \"task_id\": \"1\"}, \"task_input\": {}}\n"},
+			want:   "ex.jsonl:1: taskset t1: Expected a flat dataset row, not an already materialized task"},
 		{name: "a line that is not JSON", mode: ModeExample, config: agentWith(`{name: ex, type: example, jsonl_fpath: ex.jsonl}`),
 			files: map[string]string{"ex.jsonl": "{\"responses_create_params\": {\"input\": \"a\"}}\n{\"responses_create_params\": \n"},
 			want:  "ex.jsonl:2: not a JSON value: Expecting value: line 1 column 29 (char 28)"},
@@ -203,9 +213,6 @@ func TestCollateErrors(t *testing.T) {
 		{name: "numbers and strings under one key", mode: ModeExample, config: agentWith(`{name: ex, type: example, jsonl_fpath: ex.jsonl}`),
 			files: map[string]string{"ex.jsonl": "{\"responses_create_params\": {\"input\": \"a\"}, \"k\": 1}\n{\"responses_create_params\": {\"input\": \"a\"}, \"k\": \"one\"}\n"},
 			want:  `ex.jsonl:2: key "k" mixes numbers and strings`},
-		{name: "a materialized task", mode: ModeExample, config: agentWith(`{name: ex, type: example, jsonl_fpath: ex.jsonl}`),
-			files: map[string]string{"ex.jsonl": "{\"task_id\": {\"taskset\": \"t\"}, \"task_input\": {}}\n"},
-			want:  "ex.jsonl:1: the row is a materialized task"},
 		{name: "a row that is not an object", mode: ModeExample, config: agentWith(`{name: ex, type: example, jsonl_fpath: ex.jsonl}`),
 			files: map[string]string{"ex.jsonl": "{\"responses_create_params\": {\"input\": \"a\"}}\n[1]\n"},
 			want:  "ex.jsonl:2: the row is a list, not a JSON object"},
@@ -262,6 +269,13 @@ func TestCollateTaskDataSchema(t *testing.T) {
 	if !strings.Contains(warn.String(), `the rows of dataset "example_b" are not checked against `+filepath.Join(dir, "resources_servers/toy/task_data.py")) {
 		t.Errorf("warnings:\n%s", warn.String())
 	}
+	os.WriteFile(filepath.Join(dir, "resources_servers/toy/dataset_metrics.py"), []byte("def compute_task_metrics(t): return {}\n"), 0o644)
+	warn.Reset()
+	o = options(dir, cfg, ModeExample, "out1")
+	o.Warn = &warn
+	if err := Collate(context.Background(), o); err != nil || !strings.Contains(warn.String(), "dataset_metrics.py (compute_task_metrics) are not in the metrics") {
+		t.Errorf("%v\n%s", err, warn.String())
+	}
 	o = options(dir, cfg, ModeExample, "out2")
 	o.TaskDataValidation = "error"
 	if err := Collate(context.Background(), o); err == nil || !strings.Contains(err.Error(), "task_data_validation=error") {
@@ -274,7 +288,7 @@ func TestCollateTaskDataSchema(t *testing.T) {
 	o.TaskDataValidation = "off"
 	warn.Reset()
 	o.Warn = &warn
-	if err := Collate(context.Background(), o); err != nil || strings.Contains(warn.String(), "task_data.py") {
+	if err := Collate(context.Background(), o); err != nil || strings.Contains(warn.String(), "task_data.py") || !strings.Contains(warn.String(), "dataset_metrics.py") {
 		t.Errorf("off: %v\n%s", err, warn.String())
 	}
 }

@@ -45,6 +45,7 @@ type Dataset struct {
 	PrepareScript string // "" for none
 	PrepareDeps   []string
 	PromptConfig  string // benchmark only; "" for none
+	Agent         string // benchmark only: the agent pinned to run it; "" for none
 	Taskset       string
 	License       any // string or nil
 
@@ -194,7 +195,7 @@ func parseDataset(in *instance, item *tree.Node, at string) (Dataset, error) {
 		if d.PromptConfig, _, err = str("prompt_config", false); err != nil {
 			return d, err
 		}
-		if _, _, err = str("agent", false); err != nil {
+		if d.Agent, _, err = str("agent", false); err != nil {
 			return d, err
 		}
 		return d, nil

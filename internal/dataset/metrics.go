@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -95,31 +96,97 @@ type stringCounts struct {
 	total  int
 }
 
-// otherMetric is one row key's summary: numbers or strings.
-type otherMetric struct {
-	key     string
-	numbers *avgMinMax
-	strings *stringCounts
+// maxCategories bounds the labels of a categorical task metric, as NeMo
+// Gym's MAX_CATEGORICAL_LABELS does; the rest count as "Other".
+const maxCategories = 100
+
+// categorical is NeMo Gym's CategoricalMetrics: the counts of up to 100
+// labels in first-seen order, and how many more there were.
+type categorical struct {
+	labels []string
+	counts map[string]int
+	other  int
+	total  int
 }
 
-func (m *otherMetric) dump() any {
-	if m.numbers != nil {
-		return m.numbers.dump()
+func newCategorical() *categorical { return &categorical{counts: map[string]int{}} }
+
+func (c *categorical) observe(label string, n int) {
+	switch {
+	case c.counts[label] > 0:
+		c.counts[label] += n
+	case len(c.labels) < maxCategories:
+		c.labels = append(c.labels, label)
+		c.counts[label] = n
+	default:
+		c.other += n
 	}
-	return pyjson.Object{{Key: "unique_count", Value: len(m.strings.counts)}, {Key: "total_count", Value: m.strings.total}}
 }
+
+func (c *categorical) add(o *categorical) {
+	for _, l := range o.labels {
+		c.observe(l, o.counts[l])
+	}
+	c.other += o.other
+	c.total += o.total
+}
+
+func (c *categorical) dump() pyjson.Object {
+	labels := slices.Clone(c.labels)
+	slices.Sort(labels)
+	counts := pyjson.Object{}
+	for _, l := range labels {
+		counts = append(counts, pyjson.Member{Key: l, Value: c.counts[l]})
+	}
+	if c.other > 0 {
+		label := "Other"
+		if _, ok := c.counts[label]; ok {
+			label = "Other (overflow)"
+		}
+		counts = append(counts, pyjson.Member{Key: label, Value: c.other})
+	}
+	return pyjson.Object{{Key: "counts", Value: counts}, {Key: "unique_count", Value: len(counts)}, {Key: "total_count", Value: c.total}}
+}
+
+// extra is one summary beside the fixed metrics: of a row key (numbers or
+// strings), or of the tasks (categories).
+type extra struct {
+	key        string
+	numbers    *avgMinMax
+	strings    *stringCounts
+	categories *categorical
+}
+
+func (e *extra) dump() any {
+	switch {
+	case e.numbers != nil:
+		return e.numbers.dump()
+	case e.categories != nil:
+		return e.categories.dump()
+	}
+	return pyjson.Object{{Key: "unique_count", Value: len(e.strings.counts)}, {Key: "total_count", Value: e.strings.total}}
+}
+
+// tasksetsKey is the task metric NeMo Gym keeps of materialized tasks.
+const tasksetsKey = "Tasksets"
 
 // datasetMetrics is NeMo Gym's DatasetMetrics of one dataset or of every
 // dataset of a type.
 type datasetMetrics struct {
-	examples                         int
-	tools, words, turns, temperature *avgMinMax
-	others                           []*otherMetric
-	otherIndex                       map[string]int
+	examples, tasks                             int
+	tools, words, taskWords, turns, temperature *avgMinMax
+	// extras are the summaries in NeMo Gym's order: the task metrics as
+	// first observed, then (when a dataset is done) the row keys.
+	extras     []*extra
+	extraIndex map[string]int
+	// others gather a dataset's row-key summaries until it is done.
+	others     []*extra
+	otherIndex map[string]int
 }
 
 func newDatasetMetrics() *datasetMetrics {
-	return &datasetMetrics{tools: newAvgMinMax(), words: newAvgMinMax(), turns: newAvgMinMax(), temperature: newAvgMinMax(), otherIndex: map[string]int{}}
+	return &datasetMetrics{tools: newAvgMinMax(), words: newAvgMinMax(), taskWords: newAvgMinMax(), turns: newAvgMinMax(), temperature: newAvgMinMax(),
+		extraIndex: map[string]int{}, otherIndex: map[string]int{}}
 }
 
 // addSample adds one valid row's response metrics, as NeMo Gym adds the
@@ -129,13 +196,32 @@ func (m *datasetMetrics) addSample(s sampleMetrics) {
 	for _, p := range []struct {
 		dst *avgMinMax
 		v   *float64
-	}{{m.tools, s.tools}, {m.words, &s.words}, {m.turns, s.turns}, {m.temperature, s.temperature}} {
+	}{{m.tools, s.tools}, {m.words, s.words}, {m.turns, s.turns}, {m.temperature, s.temperature}} {
 		if p.v != nil {
 			one := newAvgMinMax()
 			one.observe(*p.v)
 			p.dst.add(one)
 		}
 	}
+}
+
+// addTask adds a materialized task: an example, a task, the words of its
+// JSON-dumped input, and its taskset.
+func (m *datasetMetrics) addTask(taskset string, inputWords int) {
+	m.examples++
+	m.tasks++
+	one := newAvgMinMax()
+	one.observe(float64(inputWords))
+	m.taskWords.add(one)
+	i, ok := m.extraIndex[tasksetsKey]
+	if !ok {
+		i = len(m.extras)
+		m.extraIndex[tasksetsKey] = i
+		m.extras = append(m.extras, &extra{key: tasksetsKey, categories: newCategorical()})
+	}
+	c := m.extras[i].categories
+	c.observe(taskset, 1)
+	c.total++
 }
 
 // observeOthers is NeMo Gym's aggregate_other_metrics over a row: every key
@@ -175,7 +261,7 @@ func (m *datasetMetrics) observeOthers(row pyjson.Object) error {
 			if !seen {
 				i = len(m.others)
 				m.otherIndex[mem.Key] = i
-				om := &otherMetric{key: mem.Key}
+				om := &extra{key: mem.Key}
 				if num != nil {
 					om.numbers = newAvgMinMax()
 				} else {
@@ -198,42 +284,74 @@ func (m *datasetMetrics) observeOthers(row pyjson.Object) error {
 	return nil
 }
 
-// merge adds another dataset's metrics, as NeMo Gym merges the datasets
-// of a type: the response metrics pooled, and each row-key summary taken
-// from the last dataset that has the key (in the place it first had).
-func (m *datasetMetrics) merge(o *datasetMetrics) {
-	m.examples += o.examples
-	m.tools.add(o.tools)
-	m.words.add(o.words)
-	m.turns.add(o.turns)
-	m.temperature.add(o.temperature)
-	for _, om := range o.others {
-		if i, ok := m.otherIndex[om.key]; ok {
-			m.others[i] = om
-			continue
-		}
-		m.otherIndex[om.key] = len(m.others)
-		m.others = append(m.others, om)
-	}
-}
-
-// dump is NeMo Gym's model_dump_for_output.
-func (m *datasetMetrics) dump() pyjson.Object {
-	o := pyjson.Object{
-		{Key: "Number of examples", Value: m.examples},
-		{Key: "Number of tools", Value: m.tools.dump()},
-		{Key: "Json-dumped number of words (proxy for token count)", Value: m.words.dump()},
-		{Key: "Number of turns", Value: m.turns.dump()},
-		{Key: "Temperature", Value: m.temperature.dump()},
-	}
+// finish ends a dataset: its row-key summaries join the extras, after the
+// task metrics, as NeMo Gym sets them when the dataset is read. A key with
+// a leading underscore (such as _ng_task_index) has none: NeMo Gym sets
+// each summary as an attribute of a Pydantic model, which keeps such a
+// name private, out of the dump.
+func (m *datasetMetrics) finish() {
 	for _, om := range m.others {
-		// NeMo Gym sets each summary as an attribute of a Pydantic model,
-		// which keeps a name with a leading underscore (such as
-		// _ng_task_index) as a private attribute, out of the dump.
 		if strings.HasPrefix(om.key, "_") {
 			continue
 		}
-		o = o.Set(om.key, om.dump())
+		m.setExtra(om)
+	}
+	m.others, m.otherIndex = nil, map[string]int{}
+}
+
+func (m *datasetMetrics) setExtra(e *extra) {
+	if i, ok := m.extraIndex[e.key]; ok {
+		m.extras[i] = e
+		return
+	}
+	m.extraIndex[e.key] = len(m.extras)
+	m.extras = append(m.extras, e)
+}
+
+// merge adds another (finished) dataset's metrics, as NeMo Gym merges the
+// datasets of a type: the fixed metrics and the task categories pooled,
+// and each row-key summary taken from the last dataset that has the key
+// (in the place it first had).
+func (m *datasetMetrics) merge(o *datasetMetrics) {
+	m.examples += o.examples
+	m.tasks += o.tasks
+	m.tools.add(o.tools)
+	m.words.add(o.words)
+	m.taskWords.add(o.taskWords)
+	m.turns.add(o.turns)
+	m.temperature.add(o.temperature)
+	for _, e := range o.extras {
+		if i, ok := m.extraIndex[e.key]; ok && e.categories != nil && m.extras[i].categories != nil {
+			m.extras[i].categories.add(e.categories)
+			continue
+		}
+		if e.categories != nil {
+			c := newCategorical()
+			c.add(e.categories)
+			e = &extra{key: e.key, categories: c}
+		}
+		m.setExtra(e)
+	}
+}
+
+// dump is NeMo Gym's model_dump_for_output: the task metrics only when
+// there were tasks.
+func (m *datasetMetrics) dump() pyjson.Object {
+	o := pyjson.Object{{Key: "Number of examples", Value: m.examples}}
+	if m.tasks > 0 {
+		o = append(o, pyjson.Member{Key: "Number of tasks", Value: m.tasks})
+	}
+	o = append(o,
+		pyjson.Member{Key: "Number of tools", Value: m.tools.dump()},
+		pyjson.Member{Key: "Json-dumped number of words (proxy for token count)", Value: m.words.dump()})
+	if m.tasks > 0 {
+		o = append(o, pyjson.Member{Key: "Json-dumped task-input words (proxy for token count)", Value: m.taskWords.dump()})
+	}
+	o = append(o,
+		pyjson.Member{Key: "Number of turns", Value: m.turns.dump()},
+		pyjson.Member{Key: "Temperature", Value: m.temperature.dump()})
+	for _, e := range m.extras {
+		o = o.Set(e.key, e.dump())
 	}
 	return o
 }
@@ -241,8 +359,7 @@ func (m *datasetMetrics) dump() pyjson.Object {
 // sampleMetrics are one valid row's response metrics; nil where the row
 // gives no value.
 type sampleMetrics struct {
-	tools, turns, temperature *float64
-	words                     float64
+	tools, words, turns, temperature *float64
 }
 
 // wordCount is len(s.split()) for text that is all ASCII, as json.dumps

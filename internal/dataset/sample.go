@@ -143,7 +143,8 @@ func checkSample(row any) (sampleMetrics, sampleProblem) {
 	if err != nil {
 		return s, sampleProblem(err.Error())
 	}
-	s.words = float64(wordCount(dumped))
+	words := float64(wordCount(dumped))
+	s.words = &words
 	return s, ""
 }
 

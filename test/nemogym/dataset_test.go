@@ -14,10 +14,11 @@ import (
 
 // shippedForCollate are NeMo Gym servers whose example data both collate:
 // plain chat rows, tool definitions, multi-turn inputs, underscore keys,
-// legacy agent_ref, and a config with no datasets on the resources server.
+// legacy agent_ref, datasets on the agent or the resources server, and a
+// taskset routed to an Environment Server.
 var shippedForCollate = []string{
 	"example_single_tool_call", "mcqa", "conversational_tool_use_simulation",
-	"example_multi_step", "calendar", "code_gen",
+	"example_multi_step", "calendar", "code_gen", "nemo_user_sim",
 }
 
 // TestDatasetCommandsMatchNeMoGym runs NeMo Gym 0.7.0's own `gym dataset
