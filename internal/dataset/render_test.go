@@ -72,6 +72,7 @@ func FuzzRows(f *testing.F) {
 		`{"responses_create_params": {"input": [{"role": "user", "content": "a"}], "tools": [], "temperature": 1}, "k": [1, "x"]}`,
 		`{"question": "q", "responses_create_params": {"input": ""}, "question": "dup"}`,
 		`{"responses_create_params": {"input": 5}, "b": true}`, `[{"a": 1}]`, `"s"`, `{"question": "{x}"}`,
+		`{"task_id": {"taskset": "a", "task_id": "b"}, "task_input": {}}`, `{"problem_id": [1, {"a": null}], "_ng_task_index": 2}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -87,6 +88,16 @@ func FuzzRows(f *testing.F) {
 			_ = m.observeOthers(row.(pyjson.Object))
 			if _, err := pyjson.DumpsIndent(m.dump(), 4); err != nil {
 				t.Fatal(err)
+			}
+		}
+		if obj, ok := row.(pyjson.Object); ok {
+			if isMaterializedTask(obj) {
+				materializedParts(obj)
+			}
+			if task, err := materializeTask(obj, "t:s", 3); err == nil {
+				if _, err := pyjson.Dumps(task, false); err != nil {
+					t.Fatal(err)
+				}
 			}
 		}
 		if _, err := hasInput(row); err != nil {
