@@ -27,6 +27,7 @@ func newCmdDataset(f *Factory, g *globalFlags) *cobra.Command {
   gym dataset upload -i data/train.jsonl +resource_config_path=resources_servers/mcqa/configs/mcqa.yaml`,
 	}
 	cmd.AddCommand(newCmdDatasetUpload(f, g, nil), newCmdDatasetDownload(f, g, nil), newCmdDatasetRm(f, g, nil), newCmdDatasetMigrate(f, g, nil))
+	cmd.AddCommand(newCmdDatasetCollate(f, g, nil), newCmdDatasetRender(f, g, nil))
 	makeGroup(cmd)
 	return cmd
 }

@@ -6,10 +6,12 @@ package pyjson
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // Object is a Python dict: its members in insertion order.
@@ -27,6 +29,11 @@ type Member struct {
 // sortKeys).
 func Dumps(v any, sortKeys bool) ([]byte, error) {
 	return appendValue(nil, v, sortKeys)
+}
+
+// AppendDumps appends json.dumps(v) to dst, as Dumps makes it.
+func AppendDumps(dst []byte, v any, sortKeys bool) ([]byte, error) {
+	return appendValue(dst, v, sortKeys)
 }
 
 func appendValue(dst []byte, v any, sortKeys bool) ([]byte, error) {
@@ -50,6 +57,8 @@ func appendValue(dst []byte, v any, sortKeys bool) ([]byte, error) {
 		return strconv.AppendUint(dst, uint64(v), 10), nil
 	case uint64:
 		return strconv.AppendUint(dst, v, 10), nil
+	case *big.Int:
+		return v.Append(dst, 10), nil
 	case float32:
 		return appendJSONFloat(dst, float64(v)), nil
 	case float64:
@@ -114,15 +123,32 @@ func appendMembers(dst []byte, members Object, sortKeys bool) ([]byte, error) {
 
 // AppendString quotes s as json.dumps does with ensure_ascii: every
 // character outside printable ASCII is a \u escape (a surrogate pair above
-// U+FFFF). Bytes that are not UTF-8 are written as U+FFFD, as the UTF-8
-// decoding that made a Python str from them would have.
+// U+FFFF). A lone surrogate in WTF-8 (as Loads keeps one) is its own
+// escape. Other bytes that are not UTF-8 are written as U+FFFD, as the
+// UTF-8 decoding that made a Python str from them would have.
 func AppendString(dst []byte, s string) []byte {
 	const hexDigits = "0123456789abcdef"
 	u := func(dst []byte, r rune) []byte {
 		return append(dst, '\\', 'u', hexDigits[r>>12&15], hexDigits[r>>8&15], hexDigits[r>>4&15], hexDigits[r&15])
 	}
 	dst = append(dst, '"')
-	for _, r := range s {
+	for i := 0; i < len(s); {
+		// Printable ASCII other than a quote or backslash is copied as is,
+		// a run at a time.
+		j := i
+		for j < len(s) && s[j] >= 0x20 && s[j] < 0x7f && s[j] != '"' && s[j] != '\\' {
+			j++
+		}
+		if j > i {
+			dst = append(dst, s[i:j]...)
+			i = j
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if sr, ok := decodeSurrogate(s[i:]); ok {
+			r, size = sr, 3
+		}
+		i += size
 		switch {
 		case r == '"':
 			dst = append(dst, '\\', '"')
@@ -220,4 +246,36 @@ func AppendFloatRepr(dst []byte, f float64) []byte {
 		dst = append(dst, digits[decpt:]...)
 	}
 	return dst
+}
+
+// Get is o.get(key).
+func (o Object) Get(key string) (any, bool) {
+	for _, m := range o {
+		if m.Key == key {
+			return m.Value, true
+		}
+	}
+	return nil, false
+}
+
+// Set is o[key] = v: a key o has keeps its place, a new one goes last.
+func (o Object) Set(key string, v any) Object {
+	for i := range o {
+		if o[i].Key == key {
+			o[i].Value = v
+			return o
+		}
+	}
+	return append(o, Member{Key: key, Value: v})
+}
+
+// Pop is o.pop(key, None): o without key, and the value it had.
+func (o Object) Pop(key string) (Object, any) {
+	for i := range o {
+		if o[i].Key == key {
+			v := o[i].Value
+			return append(o[:i:i], o[i+1:]...), v
+		}
+	}
+	return o, nil
 }

@@ -95,6 +95,21 @@ func (p *Prompt) apply(row []byte, parsed gjson.Result) ([]byte, error) {
 	return sjson.SetRawBytes(row, ParamsKey, params)
 }
 
+// Messages renders the prompt's templates over row (a JSON object), as
+// NeMo Gym's fill_prompt does: the system text (when the prompt has a
+// system template) and the user text.
+func (p *Prompt) Messages(row gjson.Result) (system string, hasSystem bool, user string, err error) {
+	if p.HasSystem {
+		if system, err = formatMap(p.System, row); err != nil {
+			return "", false, "", err
+		}
+	}
+	if user, err = formatMap(p.User, row); err != nil {
+		return "", false, "", err
+	}
+	return system, p.HasSystem, user, nil
+}
+
 // input renders the prompt for row as a Responses input list.
 func (p *Prompt) input(row gjson.Result) ([]byte, error) {
 	b := []byte{'['}

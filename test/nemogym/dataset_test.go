@@ -22,8 +22,8 @@ const datasetRows = `{"responses_create_params": {"input": [{"role": "user", "co
 {"responses_create_params": {"input": [{"role": "user", "content": "2+2?"}], "temperature": 1.0}, "expected": "4", "weight": 1.5}
 `
 
-// gymRun runs gym with only itself on PATH, in the workspace.
-func (h *harness) gymRun(t *testing.T, stdin string, env []string, args ...string) string {
+// gymOnHost runs gym with only itself on PATH, in the workspace.
+func (h *harness) gymOnHost(t *testing.T, stdin string, env []string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(buildDir, "gym"), args...)
 	cmd.Dir = h.work
@@ -47,7 +47,7 @@ func (h *harness) ngRun(t *testing.T, env, line string) string {
 	return out
 }
 
-func (h *harness) read(t *testing.T, rel string) []byte {
+func (h *harness) readBytes(t *testing.T, rel string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(h.work, rel))
 	if err != nil {
@@ -102,7 +102,7 @@ func TestDatasetHubMatchesNeMoGym(t *testing.T) {
 			rev, want = "refs/pr/1", "Pull Request created: "+hub.Hub.URL+"/datasets/my-org/Nemotron-RL-math-ngcard/discussions/1"
 		}
 		start := time.Now()
-		gymOut := h.gymRun(t, "", gymEnv, append([]string{"dataset", "upload", "-i", "data/train.jsonl", "--name", "gym" + strings.Fields(name)[0], resource}, strings.Fields(name)[1:]...)...)
+		gymOut := h.gymOnHost(t, "", gymEnv, append([]string{"dataset", "upload", "-i", "data/train.jsonl", "--name", "gym" + strings.Fields(name)[0], resource}, strings.Fields(name)[1:]...)...)
 		gymTook := time.Since(start)
 		start = time.Now()
 		ngOut := h.ngRun(t, ngEnv, "ng dataset upload -i data/train.jsonl --name ng"+name+" "+resource)
@@ -137,17 +137,17 @@ func TestDatasetHubMatchesNeMoGym(t *testing.T) {
 
 	// NeMo Gym reads gym's upload: the raw file, and the train split.
 	h.ngRun(t, ngEnv, "ng dataset download --repo-id my-org/Nemotron-RL-math-gymset --artifact train.jsonl -o ng_raw/train.jsonl")
-	if got := h.read(t, "ng_raw/train.jsonl"); string(got) != datasetRows {
+	if got := h.readBytes(t, "ng_raw/train.jsonl"); string(got) != datasetRows {
 		t.Errorf("NeMo Gym's download of gym's file:\n%s", got)
 	}
 	h.ngRun(t, ngEnv, "ng dataset download --repo-id my-org/Nemotron-RL-math-gymset --split train -o ng_split/train.jsonl")
 	// gym reads NeMo Gym's upload the same two ways.
-	h.gymRun(t, "", gymEnv, "dataset", "download", "--repo-id", "my-org/Nemotron-RL-math-ngset", "--artifact", "train.jsonl", "-o", "gym_raw/train.jsonl")
-	if got := h.read(t, "gym_raw/train.jsonl"); string(got) != datasetRows {
+	h.gymOnHost(t, "", gymEnv, "dataset", "download", "--repo-id", "my-org/Nemotron-RL-math-ngset", "--artifact", "train.jsonl", "-o", "gym_raw/train.jsonl")
+	if got := h.readBytes(t, "gym_raw/train.jsonl"); string(got) != datasetRows {
 		t.Errorf("gym's download of NeMo Gym's file:\n%s", got)
 	}
-	h.gymRun(t, "", gymEnv, "dataset", "download", "--repo-id", "my-org/Nemotron-RL-math-ngset", "--split", "train", "-o", "gym_split/train.jsonl")
-	ngSplit, gymSplit := h.read(t, "ng_split/train.jsonl"), h.read(t, "gym_split/train.jsonl")
+	h.gymOnHost(t, "", gymEnv, "dataset", "download", "--repo-id", "my-org/Nemotron-RL-math-ngset", "--split", "train", "-o", "gym_split/train.jsonl")
+	ngSplit, gymSplit := h.readBytes(t, "ng_split/train.jsonl"), h.readBytes(t, "gym_split/train.jsonl")
 	if !reflect.DeepEqual(jsonRows(t, ngSplit), jsonRows(t, gymSplit)) {
 		t.Errorf("the train split's rows differ:\n  ng: %s\n gym: %s", ngSplit, gymSplit)
 	}
@@ -167,8 +167,8 @@ func TestDatasetHubMatchesNeMoGym(t *testing.T) {
 		hub.AddFile(repo, "main", "README.md", []byte("# rows\n"))
 		hub.AddFile(repo, "main", "data/test-00000-of-00001.parquet", data)
 		h.ngRun(t, ngEnv, "ng dataset download --repo-id "+repo+" --split test -o ng_pq/"+rows+".jsonl")
-		h.gymRun(t, "", gymEnv, "dataset", "download", "--repo-id", repo, "--split", "test", "-o", "gym_pq/"+rows+".jsonl")
-		ngRows, gymRows := h.read(t, "ng_pq/"+rows+".jsonl"), h.read(t, "gym_pq/"+rows+".jsonl")
+		h.gymOnHost(t, "", gymEnv, "dataset", "download", "--repo-id", repo, "--split", "test", "-o", "gym_pq/"+rows+".jsonl")
+		ngRows, gymRows := h.readBytes(t, "ng_pq/"+rows+".jsonl"), h.readBytes(t, "gym_pq/"+rows+".jsonl")
 		if !reflect.DeepEqual(jsonRows(t, ngRows), jsonRows(t, gymRows)) {
 			t.Errorf("the parquet split %s differs:\n  ng: %s\n gym: %s", rows, ngRows, gymRows)
 		}
@@ -194,7 +194,7 @@ func TestDatasetGitLabMatchesNeMoGym(t *testing.T) {
 	h.write("data/train.jsonl", datasetRows, 0o644)
 	ngEnv := "MLFLOW_HTTP_REQUEST_MAX_RETRIES=0"
 
-	gymOut := h.gymRun(t, "", nil, "dataset", "upload", "--storage", "gitlab", "--name", "gymset", "--revision", "0.0.1", "-i", "data/train.jsonl")
+	gymOut := h.gymOnHost(t, "", nil, "dataset", "upload", "--storage", "gitlab", "--name", "gymset", "--revision", "0.0.1", "-i", "data/train.jsonl")
 	gymCalls := len(gl.Requests())
 	ngOut := h.ngRun(t, ngEnv, "ng dataset upload --storage gitlab --name ngset --revision 0.0.1 -i data/train.jsonl")
 	// The same calls, in the same order; only the version's id differs.
@@ -213,14 +213,14 @@ func TestDatasetGitLabMatchesNeMoGym(t *testing.T) {
 	}
 	// NeMo Gym opens the output without making its folder.
 	h.ngRun(t, ngEnv, "ng dataset download --storage gitlab --name gymset --revision 0.0.1 --artifact train.jsonl -o ng_dl.jsonl")
-	h.gymRun(t, "", nil, "dataset", "download", "--storage", "gitlab", "--name", "ngset", "--revision", "0.0.1", "--artifact", "train.jsonl", "-o", "gym_dl/train.jsonl")
+	h.gymOnHost(t, "", nil, "dataset", "download", "--storage", "gitlab", "--name", "ngset", "--revision", "0.0.1", "--artifact", "train.jsonl", "-o", "gym_dl/train.jsonl")
 	for _, f := range []string{"ng_dl.jsonl", "gym_dl/train.jsonl"} {
-		if got := h.read(t, f); string(got) != datasetRows {
+		if got := h.readBytes(t, f); string(got) != datasetRows {
 			t.Errorf("%s: %q", f, got)
 		}
 	}
 	h.ngRun(t, ngEnv, "bash -c 'echo y | ng dataset rm --name gymset'")
-	h.gymRun(t, "y\n", nil, "dataset", "rm", "--name", "ngset")
+	h.gymOnHost(t, "y\n", nil, "dataset", "rm", "--name", "ngset")
 	if gl.HasModel("gymset") || gl.HasModel("ngset") {
 		t.Errorf("after both deletions: gymset %v, ngset %v", gl.HasModel("gymset"), gl.HasModel("ngset"))
 	}
