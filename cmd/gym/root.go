@@ -71,6 +71,9 @@ func newCmdEnv(f *Factory, g *globalFlags) *cobra.Command {
   gym env status`,
 	}
 	cmd.AddCommand(newCmdEnvResolve(f, g, nil), newCmdEnvStart(f, g, nil), newCmdEnvPrefetch(f, g, nil), newCmdEnvStatus(f, g, nil), newCmdEnvTest(f, nil))
+	cmd.AddCommand(newCmdEnvValidate(f, g, nil))
+	cmd.AddCommand(newCmdEnvPublish(f, nil))
+	cmd.AddCommand(newCmdEnvPackages(f, nil))
 	makeGroup(cmd)
 	return cmd
 }
