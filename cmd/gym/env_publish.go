@@ -63,7 +63,7 @@ func runEnvPublish(ctx context.Context, opts *publishOptions) error {
 	if err != nil {
 		return err
 	}
-	py := workload.PythonOptions{Environ: opts.ws.childEnviron(roots), LookPath: opts.ws.LookPath, Log: opts.IO.ErrOut}
+	py := workload.RunOptions{Environ: opts.ws.childEnviron(roots), LookPath: opts.ws.LookPath, Log: opts.IO.ErrOut}
 	report, err := workload.Publish(ctx, t, opts.ws.workloadOptions(roots, opts.IO.ErrOut), py)
 	if err != nil {
 		return err

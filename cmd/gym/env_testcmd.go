@@ -144,7 +144,7 @@ func testWorkload(ctx context.Context, opts *testOptions) error {
 	}
 	o := opts.ws.workloadOptions(roots, opts.IO.ErrOut)
 	o.Manifest, o.Config = t.Manifest, t.Config
-	py := workload.PythonOptions{Environ: opts.ws.childEnviron(roots), LookPath: opts.ws.LookPath, Log: opts.IO.ErrOut}
+	py := workload.RunOptions{Environ: opts.ws.childEnviron(roots), LookPath: opts.ws.LookPath, Log: opts.IO.ErrOut}
 	report, _, err := workload.Exercise(ctx, o, py, opts.updateExpected)
 	if err != nil {
 		return err

@@ -31,7 +31,7 @@ func (e *PublicationError) Error() string { return e.Msg }
 // benchmark's canonical_split or standard_prompt_config starting with
 // TODO), and the catalog resolves its name and kind to exactly this
 // manifest, with status experimental. Nothing is uploaded.
-func Publish(ctx context.Context, t *Target, o Options, py PythonOptions) (*PublicationReport, error) {
+func Publish(ctx context.Context, t *Target, o Options, py RunOptions) (*PublicationReport, error) {
 	if t.Manifest == "" {
 		return nil, &PublicationError{Msg: fmt.Sprintf("'%s' has no manifest and cannot be published.", t.Name)}
 	}

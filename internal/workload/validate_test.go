@@ -70,8 +70,8 @@ type workspace map[string]string
 
 func baseWorkspace() workspace {
 	return workspace{
-		"environments/demo/manifest.yaml":          baseManifest,
-		"environments/demo/config.yaml":            baseConfig,
+		"environments/demo/manifest.yaml":           baseManifest,
+		"environments/demo/config.yaml":             baseConfig,
 		"resources_servers/demo/data/example.jsonl": baseRows,
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/nemo-gym-go/gym/internal/config"
+	"github.com/nemo-gym-go/gym/internal/config/tree"
 	"github.com/nemo-gym-go/gym/internal/python"
 	"github.com/nemo-gym-go/gym/internal/server"
 )
@@ -31,12 +33,13 @@ type VerifierReport struct {
 	Cases           []CaseResult `json:"cases"`
 }
 
-// PythonOptions are what running a Python resources server's fixture
-// needs: its venv is set up as `gym env start` sets it up.
-type PythonOptions struct {
+// RunOptions are what running a verifier fixture needs: a Python
+// resources server's venv is set up as `gym env start` sets it up.
+type RunOptions struct {
 	Environ  []string
 	LookPath func(string) (string, error)
-	// Log receives the venv setup and the runner's own output.
+	// Log receives the venv setup, the Python runner's output and a Go
+	// server's logs (never stdout, which carries the report).
 	Log io.Writer
 }
 
@@ -47,7 +50,7 @@ type PythonOptions struct {
 // root that has one for it; a Python one runs NeMo Gym's own fixture
 // runner (nemo_gym.environment._verifier_runner) in its venv, which reads
 // the server's VERIFIER_FIXTURE.
-func Exercise(ctx context.Context, o Options, py PythonOptions, update bool) (*VerifierReport, *Report, error) {
+func Exercise(ctx context.Context, o Options, py RunOptions, update bool) (*VerifierReport, *Report, error) {
 	r, report, err := validate(ctx, o)
 	if err != nil {
 		return nil, report, err
@@ -82,8 +85,15 @@ func Exercise(ctx context.Context, o Options, py PythonOptions, update bool) (*V
 	if update && o.InstallRoot != "" && within(realPath(o.InstallRoot), realPath(fixture)) {
 		return nil, report, fmt.Errorf("Cannot update a verifier fixture in gym's built-in tree (%s); copy it to %s/%s under a search root of your own and update that one.", fixture, c.resourcesDir, FixtureFile)
 	}
+	// The config was loaded offline, so it has no ports; the server runs
+	// in this process and never listens, so any valid port does.
+	cfg := c.config.Config.Clone()
+	if inner := cfg.Get(c.resources.name).Get(c.resources.typ).Get(c.resources.impl); inner != nil {
+		inner.Set("port", tree.NewInt(0))
+	}
+	dict := config.Dump(cfg)
 	v := &handlerVerifier{newHandler: func() (http.Handler, error) {
-		env := map[string]string{config.ConfigDictEnv: config.Dump(c.config.Config), config.ConfigPathEnv: c.resources.name}
+		env := map[string]string{config.ConfigDictEnv: dict, config.ConfigPathEnv: c.resources.name}
 		rt, err := server.FromEnv(func(k string) (string, bool) {
 			if v, ok := env[k]; ok {
 				return v, true
@@ -96,6 +106,7 @@ func Exercise(ctx context.Context, o Options, py PythonOptions, update bool) (*V
 		if err != nil {
 			return nil, err
 		}
+		rt.Logger = slog.New(slog.NewTextHandler(logTo(py.Log), nil))
 		return factory(rt)
 	}}
 	contract := Contract{Low: m.Reward.Low, High: m.Reward.High, HigherIsBetter: m.Reward.HigherIsBetter, Determinism: m.Determinism}
@@ -105,6 +116,13 @@ func Exercise(ctx context.Context, o Options, py PythonOptions, update bool) (*V
 	}
 	out.FixturePath, out.Cases = fixture, cases
 	return out, report, nil
+}
+
+func logTo(w io.Writer) io.Writer {
+	if w == nil {
+		return io.Discard
+	}
+	return w
 }
 
 // handlerVerifier scores requests with a Go resources server's handler.
@@ -154,12 +172,9 @@ func post(ctx context.Context, h http.Handler, path string, body []byte) ([]byte
 
 // exercisePython runs NeMo Gym's verifier runner in the resources
 // server's venv, handing it the run spec NeMo Gym's CLI hands it.
-func (r *run) exercisePython(ctx context.Context, py PythonOptions, dir, entry string, update bool, report *Report) (*VerifierReport, *Report, error) {
+func (r *run) exercisePython(ctx context.Context, py RunOptions, dir, entry string, update bool, report *Report) (*VerifierReport, *Report, error) {
 	m := r.m
-	log := py.Log
-	if log == nil {
-		log = io.Discard
-	}
+	log := logTo(py.Log)
 	hasReq, hasProject := isFile(filepath.Join(dir, "requirements.txt")), isFile(filepath.Join(dir, "pyproject.toml"))
 	if hasReq && hasProject {
 		return nil, report, fmt.Errorf("Resources server '%s' must use requirements.txt or pyproject.toml, not both.", dir)
