@@ -29,6 +29,9 @@ type testOptions struct {
 	resourcesServer string
 	searchDirs      []string
 	passthrough     []string
+	// Decided from the above before running.
+	mode      testMode
+	component string
 }
 
 func newCmdEnvTest(f *Factory, runF func(context.Context, *testOptions) error) *cobra.Command {
@@ -67,6 +70,9 @@ first when uv is on PATH), with the component and its root on PYTHONPATH.
 			if err := checkKind(opts.kind); err != nil {
 				return err
 			}
+			if err := opts.target(); err != nil {
+				return err
+			}
 			return runF(cmd.Context(), opts)
 		},
 	}
@@ -79,20 +85,31 @@ first when uv is on PATH), with the component and its root on PYTHONPATH.
 	return cmd
 }
 
-func runEnvTest(ctx context.Context, opts *testOptions) error {
-	component := ""
+// testMode is what `gym env test` was asked to do.
+type testMode int
+
+const (
+	testWorkloadMode testMode = iota + 1
+	testComponentMode
+	testAllMode
+)
+
+// target decides, from the flags and tokens, what to test, with NeMo Gym's
+// argparse errors for combinations it refuses.
+func (opts *testOptions) target() error {
+	opts.component = ""
 	if opts.resourcesServer != "" {
 		name, _, _ := strings.Cut(opts.resourcesServer, "/")
-		component = "resources_servers/" + name
+		opts.component = "resources_servers/" + name
 	}
 	for _, t := range opts.passthrough {
 		entry, ok := strings.CutPrefix(strings.TrimLeft(t, "+"), "entrypoint=")
 		if !ok {
 			return usageErrorf("gym env test takes NAME, --resources-server NAME or +entrypoint=<server_type>/<name>, not %q", t)
 		}
-		component = strings.Trim(entry, `"'/`)
+		opts.component = strings.Trim(entry, `"'/`)
 	}
-	workloadSelected, legacySelected := opts.name != "", component != ""
+	workloadSelected, legacySelected := opts.name != "", opts.component != ""
 	switch {
 	case workloadSelected && legacySelected:
 		return usageErrorf("select a workload name or --resources-server, not both")
@@ -101,14 +118,26 @@ func runEnvTest(ctx context.Context, opts *testOptions) error {
 	case (opts.kind != "" || opts.updateExpected || opts.json) && !workloadSelected:
 		return usageErrorf("--kind, --update-expected, and --json require a workload name")
 	case workloadSelected:
-		return testWorkload(ctx, opts)
+		opts.mode = testWorkloadMode
 	case legacySelected:
-		if strings.Count(component, "/") != 1 {
+		if strings.Count(opts.component, "/") != 1 {
 			return usageErrorf("say which component to test: --resources-server NAME or +entrypoint=<server_type>/<name>")
 		}
-		return testComponent(ctx, opts, component, opts.IO.Out)
+		opts.mode = testComponentMode
 	case !opts.all:
 		return usageErrorf("requires a target: a workload name, --resources-server NAME, or --all to test every resources server.")
+	default:
+		opts.mode = testAllMode
+	}
+	return nil
+}
+
+func runEnvTest(ctx context.Context, opts *testOptions) error {
+	switch opts.mode {
+	case testWorkloadMode:
+		return testWorkload(ctx, opts)
+	case testComponentMode:
+		return testComponent(ctx, opts, opts.component, opts.IO.Out)
 	}
 	return testAll(ctx, opts)
 }

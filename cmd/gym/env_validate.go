@@ -68,6 +68,9 @@ stand-in model (a warning), unless --strict.`,
 			if err := checkKind(opts.kind); err != nil {
 				return err
 			}
+			if err := opts.checkMode(); err != nil {
+				return err
+			}
 			return runF(cmd.Context(), opts)
 		},
 	}
@@ -132,18 +135,20 @@ func (c *configFlags) set(passthrough []string) []string {
 	return out
 }
 
-func runEnvValidate(ctx context.Context, opts *validateOptions) error {
-	manifestMode := opts.name != "" || opts.manifest != ""
+// checkMode refuses the combinations NeMo Gym refuses: a workload (NAME
+// or --manifest) takes no config flags or overrides, a config no
+// workload-only flags.
+func (opts *validateOptions) checkMode() error {
 	switch {
 	case opts.name != "" && opts.manifest != "":
 		return usageErrorf("select a catalog name or --manifest, not both")
 	case opts.manifest != "" && opts.kind != "":
 		return usageErrorf("--kind is only valid when selecting a catalog name")
-	case manifestMode:
+	case opts.workload():
 		if extra := opts.config.set(opts.passthrough); len(extra) > 0 {
 			return usageErrorf("Manifest-backed commands do not accept runtime config overrides: %s", strings.Join(extra, ", "))
 		}
-		return validateWorkload(ctx, opts)
+		return nil
 	}
 	var unsupported []string
 	for _, o := range []struct {
@@ -156,6 +161,15 @@ func runEnvValidate(ctx context.Context, opts *validateOptions) error {
 	}
 	if len(unsupported) > 0 {
 		return usageErrorf("The following options require a workload name or --manifest: %s", strings.Join(unsupported, ", "))
+	}
+	return nil
+}
+
+func (opts *validateOptions) workload() bool { return opts.name != "" || opts.manifest != "" }
+
+func runEnvValidate(ctx context.Context, opts *validateOptions) error {
+	if opts.workload() {
+		return validateWorkload(ctx, opts)
 	}
 	return validateConfig(ctx, opts)
 }
