@@ -70,7 +70,10 @@ func (r *run) checkDataset(i int, d Dataset) (DatasetReport, bool) {
 		}
 	}
 	path := r.resolve(d.JSONLPath)
-	rows, ok := r.checkRows(d, path, prompt, func(msg string) { at("jsonl_fpath", msg) })
+	// Rows meant for a prompt config that did not load cannot be checked
+	// as rollout inputs; only that they are JSON objects.
+	promptFailed := d.Type == DatasetBenchmark && m.PromptSource == PromptTemplate && prompt == nil
+	rows, ok := r.checkRows(d, path, prompt, promptFailed, func(msg string) { at("jsonl_fpath", msg) })
 	if !ok || len(r.problems) > before {
 		return DatasetReport{}, false
 	}
@@ -99,7 +102,7 @@ func (r *run) datasetLine(i int, sub string) int {
 // checkRows reads a dataset file and checks each row; a problem with a
 // row names the data file and the row's line. It returns the row count and
 // whether the file could be read at all.
-func (r *run) checkRows(d Dataset, path string, prompt *rollout.Prompt, fileProblem func(string)) (int, bool) {
+func (r *run) checkRows(d Dataset, path string, prompt *rollout.Prompt, objectsOnly bool, fileProblem func(string)) (int, bool) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		fileProblem("Dataset file was not found: " + path)
@@ -122,7 +125,7 @@ func (r *run) checkRows(d Dataset, path string, prompt *rollout.Prompt, fileProb
 			return rows, false
 		}
 		rows++
-		if msg := checkRow(d, line, prompt, r.m.PromptSource); msg != "" {
+		if msg := checkRow(d, line, prompt, r.m.PromptSource, objectsOnly); msg != "" {
 			bad++
 			if bad <= maxRowProblems {
 				r.problems = append(r.problems, Problem{File: path, Line: rd.Line, Message: msg})
@@ -140,14 +143,17 @@ func (r *run) checkRows(d Dataset, path string, prompt *rollout.Prompt, fileProb
 }
 
 // checkRow says what is wrong with one row, "" if nothing.
-func checkRow(d Dataset, line []byte, prompt *rollout.Prompt, promptSource string) string {
+func checkRow(d Dataset, line []byte, prompt *rollout.Prompt, promptSource string, objectsOnly bool) string {
 	var row map[string]json.RawMessage
-	if err := json.Unmarshal(line, &row); err != nil {
+	if err := json.Unmarshal(line, &row); err != nil || row == nil {
 		var v any
 		if json.Unmarshal(line, &v) == nil {
 			return "a dataset row must contain a JSON object, got " + jsonKind(v)
 		}
 		return fmt.Sprintf("Malformed JSON: %v", err)
+	}
+	if objectsOnly {
+		return ""
 	}
 	if promptSource == PromptPrepared && d.Type == DatasetBenchmark {
 		var params map[string]json.RawMessage

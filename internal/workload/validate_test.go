@@ -230,3 +230,183 @@ func TestValidateRules(t *testing.T) {
 		})
 	}
 }
+
+func TestValidateSync(t *testing.T) {
+	w := baseWorkspace()
+	manifestEdit("agent_server: simple_agent", "agent_server: other_agent")(w)
+	manifestEdit("  type: example", "  type: example\n  num_repeats: 3")(w)
+	root := w.write(t)
+	o := options(t, root, mf)
+	o.Sync = true
+	report, err := Validate(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(report.SynchronizedFields, ",") != "agent_server,datasets" {
+		t.Errorf("synchronized %q", report.SynchronizedFields)
+	}
+	data, _ := os.ReadFile(filepath.Join(root, mf))
+	for _, want := range []string{"agent_server: simple_agent\n", "  num_repeats: 1\n", "experimental: true\n", "determinism: unknown\n", "lifecycle: active\n"} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("rewritten manifest lacks %q:\n%s", want, data)
+		}
+	}
+	o.Sync = false
+	if report, err := Validate(context.Background(), o); err != nil || len(report.SynchronizedFields) != 0 {
+		t.Fatalf("after sync: %v %+v", err, report)
+	}
+}
+
+func TestValidateProfileWarning(t *testing.T) {
+	w := baseWorkspace()
+	manifestEdit("integration_profile: custom-gym-verifier", "integration_profile: custom-gym-agent-loop")(w)
+	report, err := Validate(context.Background(), options(t, w.write(t), mf))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "Declared integration_profile 'custom-gym-agent-loop' does not match inferred profile 'custom-gym-verifier' (selected agent implementation is simple_agent)."
+	if len(report.Warnings) != 1 || report.Warnings[0] != want {
+		t.Errorf("warnings %q", report.Warnings)
+	}
+}
+
+const benchManifest = `name: bench
+version: 1.0.0
+kind: benchmark
+integration_profile: custom-gym-verifier
+domain: math
+description: A benchmark.
+modality: text
+licensing: MIT
+authors: [someone]
+reward: {range: [0, 1], higher_is_better: true}
+resources_server: demo
+agent_server: simple_agent
+model_server: policy_model
+canonical_split: benchmark
+standard_prompt_config: benchmarks/bench/prompt.yaml
+datasets:
+- name: bench
+  type: benchmark
+  jsonl_fpath: benchmarks/bench/data/bench.jsonl
+  prepare_script: benchmarks/bench/prepare.py
+  prompt_config: benchmarks/bench/prompt.yaml
+`
+
+const benchConfig = `demo_resources:
+  resources_servers:
+    demo:
+      entrypoint: app.py
+      domain: math
+bench_agent:
+  responses_api_agents:
+    simple_agent:
+      entrypoint: app.py
+      resources_server: {type: resources_servers, name: demo_resources}
+      model_server: {type: responses_api_models, name: policy_model}
+      datasets:
+      - name: bench
+        type: benchmark
+        jsonl_fpath: benchmarks/bench/data/bench.jsonl
+        prepare_script: benchmarks/bench/prepare.py
+        prompt_config: benchmarks/bench/prompt.yaml
+`
+
+const bm = "benchmarks/bench/manifest.yaml"
+
+func benchWorkspace() workspace {
+	return workspace{
+		bm:                                  benchManifest,
+		"benchmarks/bench/config.yaml":      benchConfig,
+		"benchmarks/bench/prepare.py":       "import json\n\n\ndef prepare():\n    return None\n",
+		"benchmarks/bench/prompt.yaml":      "system: Be brief.\nuser: \"{question}\"\n",
+		"benchmarks/bench/data/bench.jsonl": `{"question": "1+1?", "expected_answer": "2"}` + "\n",
+	}
+}
+
+func TestValidateBenchmark(t *testing.T) {
+	cases := []struct {
+		name  string
+		edits []func(workspace)
+		want  []wantProblem
+	}{
+		{name: "valid"},
+		{"prepare script without prepare()", []func(workspace){edit("benchmarks/bench/prepare.py", "def prepare():", "async def prepare():")}, []wantProblem{{bm, 20, "datasets.0.prepare_script", "must define synchronous prepare()"}}},
+		{"prepare script missing", []func(workspace){func(w workspace) { delete(w, "benchmarks/bench/prepare.py") }}, []wantProblem{{bm, 20, "datasets.0.prepare_script", "Dataset prepare script was not found"}}},
+		{"prompt config missing", []func(workspace){func(w workspace) { delete(w, "benchmarks/bench/prompt.yaml") }}, []wantProblem{{bm, 21, "datasets.0.prompt_config", "Could not materialize benchmark dataset 'bench'"}}},
+		{"a row lacking a template field", []func(workspace){edit("benchmarks/bench/data/bench.jsonl", `"question"`, `"query"`)}, []wantProblem{{"benchmarks/bench/data/bench.jsonl", 1, "", "references field 'question'"}}},
+		{"a row with its own input", []func(workspace){edit("benchmarks/bench/data/bench.jsonl", `{"question"`, `{"responses_create_params": {"input": "x"}, "question"`)}, []wantProblem{{"benchmarks/bench/data/bench.jsonl", 1, "", "mutually exclusive"}}},
+		{"dataset prompt against the standard one", []func(workspace){edit(bm, "  prompt_config: benchmarks/bench/prompt.yaml", "  prompt_config: benchmarks/bench/other.yaml"), edit("benchmarks/bench/config.yaml", "prompt_config: benchmarks/bench/prompt.yaml", "prompt_config: benchmarks/bench/other.yaml"), func(w workspace) { w["benchmarks/bench/other.yaml"] = "user: \"{question}\"\n" }},
+			[]wantProblem{{bm, 17, "datasets", "Benchmark dataset prompt_config must match standard_prompt_config for: bench"}}},
+		{"prepared prompts need inputs", []func(workspace){edit(bm, "standard_prompt_config: benchmarks/bench/prompt.yaml\n", "prompt_source: prepared\n"), edit(bm, "  prompt_config: benchmarks/bench/prompt.yaml\n", ""), edit("benchmarks/bench/config.yaml", "        prompt_config: benchmarks/bench/prompt.yaml\n", "")},
+			[]wantProblem{{"benchmarks/bench/data/bench.jsonl", 1, "", "declares prepared prompts but has no responses_create_params.input"}}},
+		{"a benchmark without its split", []func(workspace){edit(bm, "canonical_split: benchmark\n", "")}, []wantProblem{{bm, 1, "manifest", "manifest requires: canonical_split"}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := benchWorkspace()
+			for _, e := range tc.edits {
+				e(w)
+			}
+			root := w.write(t)
+			report, err := Validate(context.Background(), options(t, root, bm))
+			if len(tc.want) == 0 {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d := report.Datasets[0]; d.Rows != 1 || d.PromptConfig == nil || !strings.HasSuffix(*d.PromptConfig, "benchmarks/bench/prompt.yaml") {
+					t.Fatalf("dataset report %+v", d)
+				}
+				return
+			}
+			var invalid *InvalidError
+			if !errors.As(err, &invalid) {
+				t.Fatalf("err = %v", err)
+			}
+			if len(invalid.Problems) != len(tc.want) {
+				t.Errorf("got %d problems, want %d:\n%v", len(invalid.Problems), len(tc.want), err)
+			}
+			for _, want := range tc.want {
+				found := false
+				for _, p := range invalid.Problems {
+					rel, _ := filepath.Rel(root, p.File)
+					if rel == want.file && p.Line == want.line && p.Field == want.field && strings.Contains(p.Message, want.msg) {
+						found = true
+					}
+				}
+				if !found {
+					t.Errorf("no problem %s:%d %s %q in:\n%v", want.file, want.line, want.field, want.msg, err)
+				}
+			}
+		})
+	}
+}
+
+func TestValidateDatasetOwner(t *testing.T) {
+	// Datasets on the resources server, routed by the agent that points at
+	// it; an agent: pin must name one of those.
+	w := baseWorkspace()
+	edit("environments/demo/config.yaml", "      datasets:\n      - name: example\n        type: example\n        jsonl_fpath: resources_servers/demo/data/example.jsonl\n", "")(w)
+	edit("environments/demo/config.yaml", "      domain: other\n", "      domain: other\n      datasets:\n      - name: example\n        type: example\n        jsonl_fpath: resources_servers/demo/data/example.jsonl\n        agent: demo_agent\n")(w)
+	manifestEdit("model_server: policy_model", "model_server: policy_model\ndataset_owner: demo_resources")(w)
+	root := w.write(t)
+	report, err := Validate(context.Background(), options(t, root, mf))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if report.Components[1].Name != "demo_agent" {
+		t.Errorf("components %+v", report.Components)
+	}
+
+	edit("environments/demo/config.yaml", "agent: demo_agent", "agent: nobody")(w)
+	_, err = Validate(context.Background(), options(t, w.write(t), mf))
+	if err == nil || !strings.Contains(err.Error(), "the dataset pins agent 'nobody', but no agent of that name references resources server 'demo_resources'") {
+		t.Errorf("err = %v", err)
+	}
+
+	manifestEdit("dataset_owner: demo_resources", "dataset_owner: nobody")(w)
+	_, err = Validate(context.Background(), options(t, w.write(t), mf))
+	if err == nil || !strings.Contains(err.Error(), "manifest.yaml:17: dataset_owner: dataset_owner 'nobody' must name a dataset-bearing resources server or agent instance.") {
+		t.Errorf("err = %v", err)
+	}
+}
