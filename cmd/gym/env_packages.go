@@ -35,7 +35,9 @@ server (uv pip list, or the venv's pip without uv), as NeMo Gym's env packages
 does: the venv under the working directory (gym env start's default
 uv_venv_dir), else the server directory's own .venv. A server whose venv does
 not exist yet is an error: gym env prefetch sets it up.`,
-		Example: `  gym env packages --resources-server my_env --search-dir ~/my-plugins
+		Example: `  # A Python server of your own, once gym env prefetch (or env start) made its venv
+  gym env prefetch --resources-server my_env --search-dir ~/my-plugins
+  gym env packages --resources-server my_env --search-dir ~/my-plugins
   gym env packages --resources-server my_env --search-dir ~/my-plugins --json | jq '.[].name'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {

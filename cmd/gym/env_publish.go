@@ -34,7 +34,8 @@ scaffold placeholder is left (a description or author starting with TODO,
 licensing unknown, a benchmark's canonical_split or standard_prompt_config
 starting with TODO), and the catalog finds exactly this manifest under its
 name and kind. Nothing is uploaded.`,
-		Example: `  gym env publish my_env --search-dir ~/my-plugins
+		Example: `  gym env publish mcqa_genetics
+  gym env publish my_env --search-dir ~/my-plugins
   gym env publish my_bench --kind benchmark --search-dir ~/my-plugins --json`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -57,7 +57,11 @@ component in the search roots and run its own tests there: go test for a Go
 component inside a Go module, pytest for a Python one, in its venv (set up
 first when uv is on PATH), with the component and its root on PYTHONPATH.
 --all does that for every server directory with a README.md in the roots.`,
-		Example: `  gym env test my_env --search-dir ~/my-plugins
+		Example: `  # The built-in environment's verifier fixture, in process
+  gym env test mcqa_genetics
+  gym env test mcqa_genetics --json
+  # One of your own; --update-expected records its current rewards
+  gym env test my_env --search-dir ~/my-plugins
   gym env test my_env --search-dir ~/my-plugins --update-expected
   gym env test --resources-server my_env --search-dir ~/my-plugins
   gym env test --all --search-dir ~/my-plugins`,

@@ -54,9 +54,12 @@ the config, which is authoritative.
 Without a name, check the config the flags and +key=value tokens select, as
 gym env start would load it; a config that names no model is checked with a
 stand-in model (a warning), unless --strict.`,
-		Example: `  # A workload of your own, from an empty directory
+		Example: `  # The built-in manifest-backed environment
+  gym env validate mcqa_genetics
+  gym env validate mcqa_genetics --json | jq .datasets
+  # One of your own
   gym env validate my_env --search-dir ~/my-plugins
-  gym env validate --manifest ~/my-plugins/environments/my_env/manifest.yaml --json
+  gym env validate --manifest ~/my-plugins/environments/my_env/manifest.yaml
   # A config, without a model
   gym env validate --benchmark example_single_tool_call`,
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -106,8 +106,14 @@ func Exercise(ctx context.Context, o Options, py RunOptions, update bool) (*Veri
 		if err != nil {
 			return nil, err
 		}
-		rt.Logger = slog.New(slog.NewTextHandler(logTo(py.Log), nil))
-		return factory(rt)
+		rt.Logger = slog.New(slog.NewTextHandler(logTo(py.Log), &slog.HandlerOptions{Level: slog.LevelWarn}))
+		h, err := factory(rt)
+		if err != nil {
+			return nil, err
+		}
+		// Behind the middleware every served Gym server has, so a case
+		// sees what a client would (error mapping, sessions).
+		return server.Wrap(rt, h), nil
 	}}
 	contract := Contract{Low: m.Reward.Low, High: m.Reward.High, HigherIsBetter: m.Reward.HigherIsBetter, Determinism: m.Determinism}
 	cases, err := ExerciseFixture(ctx, fixture, v, contract, update)
