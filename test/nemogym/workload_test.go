@@ -193,3 +193,68 @@ func TestVerifierMatchesNeMoGym(t *testing.T) {
 		t.Errorf("want both to fail with %q:\nNeMo Gym (%v):\n%s\ngym (%v):\n%s", want, nemoErr, nemo, oursErr, ours)
 	}
 }
+
+// catalogScript asks NeMo Gym's own validate_environment about every
+// manifest-backed workload of its catalog, in one process.
+const catalogScript = `import json
+from nemo_gym.environment.validation import validate_environment
+from nemo_gym.registry import discover_environment_catalog
+out = {}
+for e in discover_environment_catalog():
+    if e.manifest_path is None:
+        continue
+    try:
+        validate_environment(e.manifest_path, e.config_path)
+        out[e.kind + "/" + e.name] = ""
+    except Exception as error:
+        out[e.kind + "/" + e.name] = str(error).split("\n")[0]
+print(json.dumps(out))
+`
+
+// TestValidateAgreesOnShippedCatalog validates every manifest-backed
+// environment and benchmark nemo-gym 0.7.0 ships with both: each passes or
+// fails in both, and a failure's first line (NeMo Gym's only problem) is
+// among gym's problems.
+func TestValidateAgreesOnShippedCatalog(t *testing.T) {
+	h := newHarness(t)
+	h.write("catalog.py", catalogScript, 0o644)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	out, err := h.run(ctx, "/opt/nemo-gym/bin/python catalog.py")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var nemo map[string]string
+	if err := json.Unmarshal([]byte(lastLine(out)), &nemo); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(nemo) < 100 {
+		t.Fatalf("NeMo Gym's catalog has only %d manifests", len(nemo))
+	}
+	passed := 0
+	for key, nemoErr := range nemo {
+		kind, name, _ := strings.Cut(key, "/")
+		ours, oursErr := h.run(ctx, h.gym+" env validate "+name+" --kind "+kind+" --search-dir "+sitePackages+" --json")
+		switch {
+		case nemoErr == "" && oursErr != nil:
+			t.Errorf("%s: NeMo Gym passes it, gym does not:\n%s", key, ours)
+		case nemoErr != "" && oursErr == nil:
+			t.Errorf("%s: NeMo Gym fails it (%s), gym does not", key, nemoErr)
+		case nemoErr != "":
+			// The message names the file NeMo Gym found, where gym names
+			// the same one.
+			msg, _, _ := strings.Cut(nemoErr, sitePackages)
+			if !strings.Contains(ours, jsonEscape(msg)) {
+				t.Errorf("%s: gym's problems lack NeMo Gym's %q:\n%s", key, nemoErr, ours)
+			}
+		default:
+			passed++
+		}
+	}
+	t.Logf("%d workloads: %d valid in both, %d invalid in both", len(nemo), passed, len(nemo)-passed)
+}
+
+func jsonEscape(s string) string {
+	b, _ := json.Marshal(s)
+	return strings.Trim(string(b), `"`)
+}
