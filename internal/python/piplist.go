@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"path/filepath"
 )
 
 // NoVenvError is a server whose venv has not been made yet.
@@ -22,7 +23,8 @@ func (e *NoVenvError) Error() string {
 		}
 		msg += " " + l
 	}
-	return msg + "); set it up with gym env prefetch --resources-server <name> (or gym env test --resources-server <name>)"
+	name := filepath.Base(e.Component)
+	return msg + "); set it up with gym env prefetch --resources-server " + name + " --model-type <model type> (or gym env test --resources-server " + name + ")"
 }
 
 // PipListOptions say how to list a venv's packages.

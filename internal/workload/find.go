@@ -16,7 +16,6 @@ type Target struct {
 	// Manifest is "" for an entry without one.
 	Manifest string
 	Config   string
-	Status   string
 }
 
 // NotFoundError is a workload name the catalog does not hold (NeMo Gym's
@@ -50,7 +49,7 @@ func Find(roots *resolve.Roots, name, kind string) (*Target, error) {
 	}
 	if len(matches) == 1 && matches[0].Manifest != "" {
 		e := matches[0]
-		return &Target{Name: e.Name, Kind: e.Kind, Manifest: e.Manifest, Config: e.Config, Status: e.Status}, nil
+		return &Target{Name: e.Name, Kind: e.Kind, Manifest: e.Manifest, Config: e.Config}, nil
 	}
 	// The manifest that failed to load, or that made discovery fail.
 	for _, root := range roots.List() {
@@ -69,7 +68,7 @@ func Find(roots *resolve.Roots, name, kind string) (*Target, error) {
 	}
 	if len(matches) == 1 {
 		e := matches[0]
-		return &Target{Name: e.Name, Kind: e.Kind, Config: e.Config, Status: e.Status}, nil
+		return &Target{Name: e.Name, Kind: e.Kind, Config: e.Config}, nil
 	}
 	suffix := ""
 	if kind != "" {
