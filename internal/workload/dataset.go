@@ -125,6 +125,10 @@ func (r *run) checkRows(d Dataset, path string, prompt *rollout.Prompt, objectsO
 			return rows, false
 		}
 		rows++
+		// A dataset may hold millions of rows: an interrupt must not wait.
+		if rows%1024 == 0 && r.ctx.Err() != nil {
+			return rows, false
+		}
 		if msg := checkRow(d, line, prompt, r.m.PromptSource, objectsOnly); msg != "" {
 			bad++
 			if bad <= maxRowProblems {

@@ -77,6 +77,7 @@ type DatasetReport struct {
 // run is one validation: the manifest, where things resolve, and the
 // problems found so far.
 type run struct {
+	ctx      context.Context
 	o        Options
 	m        *Manifest
 	roots    *resolve.Roots
@@ -113,7 +114,7 @@ func validate(ctx context.Context, o Options) (*run, *Report, error) {
 	if err != nil {
 		return nil, nil, &InvalidError{Manifest: path, Problems: []Problem{{File: path, Message: err.Error()}}}
 	}
-	r := &run{o: o, m: m, problems: problems}
+	r := &run{ctx: ctx, o: o, m: m, problems: problems}
 	configPath := r.configPath()
 	r.checkLocation()
 	componentRoot := ""
@@ -129,6 +130,9 @@ func validate(ctx context.Context, o Options) (*run, *Report, error) {
 		} else {
 			comp = r.compose(ctx, configPath)
 		}
+	}
+	if err := ctx.Err(); err != nil {
+		return r, nil, context.Cause(ctx)
 	}
 	r.comp = comp
 	var synced []string
@@ -156,6 +160,9 @@ func validate(ctx context.Context, o Options) (*run, *Report, error) {
 	for i, d := range m.Datasets {
 		if rep, ok := r.checkDataset(i, d); ok {
 			report.Datasets = append(report.Datasets, rep)
+		}
+		if err := ctx.Err(); err != nil {
+			return r, report, context.Cause(ctx)
 		}
 	}
 	report.Warnings = append(report.Warnings, r.warnings...)

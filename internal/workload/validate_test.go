@@ -410,3 +410,15 @@ func TestValidateDatasetOwner(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+func TestValidateStopsWhenCancelled(t *testing.T) {
+	w := baseWorkspace()
+	w["resources_servers/demo/data/example.jsonl"] = strings.Repeat(`{"responses_create_params": {"input": "hi"}}`+"\n", 5000)
+	root := w.write(t)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	stop := errors.New("interrupted")
+	cancel(stop)
+	if _, err := Validate(ctx, options(t, root, mf)); !errors.Is(err, stop) {
+		t.Fatalf("err = %v, want the cancellation", err)
+	}
+}
