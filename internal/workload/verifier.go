@@ -185,13 +185,20 @@ func (r *run) exercisePython(ctx context.Context, py RunOptions, dir, entry stri
 	if hasReq && hasProject {
 		return nil, report, fmt.Errorf("Resources server '%s' must use requirements.txt or pyproject.toml, not both.", dir)
 	}
+	// As gym env test --resources-server does: the venv is set up first
+	// when uv is on PATH (NeMo Gym's runner needs nemo-gym in it), else
+	// one made before is used.
 	settings := python.Defaults(r.o.Cwd, py.Environ, py.LookPath)
-	if err := settings.ResolvePython(ctx); err != nil {
-		return nil, report, err
-	}
-	venv, err := settings.Ensure(ctx, dir, func(line string) { fmt.Fprintln(log, line) })
-	if err != nil {
-		return nil, report, err
+	venv := settings.VenvFor(dir)
+	if _, err := settings.UV(); err == nil {
+		if err := settings.ResolvePython(ctx); err != nil {
+			return nil, report, err
+		}
+		if venv, err = settings.Ensure(ctx, dir, func(line string) { fmt.Fprintln(log, line) }); err != nil {
+			return nil, report, err
+		}
+	} else if !venv.Present() {
+		return nil, report, fmt.Errorf("resources server %s is a Python one: its verifier fixture runs in its venv %s, which does not exist, and uv (to make it) is not on PATH; install uv (pip install uv)", pyRepr(m.ResourcesServer), venv.Dir)
 	}
 	componentRoot := filepath.Dir(filepath.Dir(dir))
 	spec := map[string]any{
