@@ -264,7 +264,7 @@ func jsonString(s string) string {
 // DumpManifest writes a manifest as NeMo Gym's dump_manifest does: every
 // field in schema order, None left out, config_path only when it is not
 // config.yaml, prompt_source only when it is not template, and
-// resources_server always (null when there is none).
+// resources_server always (null, and last, when there is none).
 func DumpManifest(m *Manifest) func(*bufio.Writer) error {
 	return func(w *bufio.Writer) error {
 		_, err := w.Write(pyyaml.Dump(manifestTree(m), pyyaml.Options{}))
@@ -302,11 +302,7 @@ func manifestTree(m *Manifest) *tree.Node {
 		str("config_path", m.ConfigPath)
 	}
 	str("dataset_owner", m.DatasetOwner)
-	if m.ResourcesServer == "" {
-		n.Set("resources_server", tree.NewNull())
-	} else {
-		str("resources_server", m.ResourcesServer)
-	}
+	str("resources_server", m.ResourcesServer)
 	str("agent_server", m.AgentServer)
 	datasets := tree.NewList()
 	for _, d := range m.Datasets {
@@ -343,5 +339,9 @@ func manifestTree(m *Manifest) *tree.Node {
 		n.Set("adopted_from", an)
 	}
 	str("lifecycle", m.Lifecycle)
+	if m.ResourcesServer == "" {
+		// Required even when null; NeMo Gym adds it back last.
+		n.Set("resources_server", tree.NewNull())
+	}
 	return n
 }

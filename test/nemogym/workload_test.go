@@ -258,3 +258,36 @@ func jsonEscape(s string) string {
 	b, _ := json.Marshal(s)
 	return strings.Trim(string(b), `"`)
 }
+
+// TestSyncMatchesNeMoGymSync has both CLIs synchronize a stale manifest
+// (its agent and dataset mirror) from its config: the same file results.
+func TestSyncMatchesNeMoGymSync(t *testing.T) {
+	h := newHarness(t)
+	h.copyShipped("resources_servers/example_single_tool_call")
+	h.copyShipped("environments/example_single_tool_call")
+	base, err := os.ReadFile(filepath.Join(h.work, "environments/example_single_tool_call/manifest.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"sync_nemo", "sync_gym"} {
+		m := strings.Replace(string(base), "name: example_single_tool_call", "name: "+name, 1)
+		m = strings.Replace(m, "agent_server: simple_agent", "agent_server: other_agent", 1)
+		m = strings.Replace(m, "  num_repeats: 1", "  num_repeats: 4", 1)
+		m = strings.Replace(m, "lifecycle: active\n", "lifecycle: active\n# a comment sync drops\n", 1)
+		h.write("environments/"+name+"/manifest.yaml", m, 0o644)
+		h.write("environments/"+name+"/config.yaml", strings.ReplaceAll(brokenConfig, "DATA", "resources_servers/example_single_tool_call/data/example.jsonl"), 0o644)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if out, err := h.run(ctx, "env COLUMNS=100000 gym env validate sync_nemo --kind environment --sync"); err != nil {
+		t.Fatalf("NeMo Gym: %v\n%s", err, out)
+	}
+	if out, err := h.run(ctx, h.gym+" env validate sync_gym --kind environment --sync"); err != nil {
+		t.Fatalf("gym: %v\n%s", err, out)
+	}
+	nemo, _ := os.ReadFile(filepath.Join(h.work, "environments/sync_nemo/manifest.yaml"))
+	ours, _ := os.ReadFile(filepath.Join(h.work, "environments/sync_gym/manifest.yaml"))
+	if want := strings.Replace(string(nemo), "name: sync_nemo", "name: sync_gym", 1); string(ours) != want {
+		t.Errorf("gym's synchronized manifest:\n%s\nNeMo Gym's:\n%s", ours, want)
+	}
+}
