@@ -6,7 +6,8 @@ package gym
 import "embed"
 
 // Builtin is the install root's content, laid out as NeMo Gym lays out its
-// repository: the components, and the benchmarks whose data ships with gym.
+// repository: the components, the benchmarks whose data ships with gym, and
+// the manifest-backed environments built on them.
 //
-//go:embed all:environment_servers all:responses_api_models all:responses_api_agents all:resources_servers all:benchmarks
+//go:embed all:environments all:environment_servers all:responses_api_models all:responses_api_agents all:resources_servers all:benchmarks
 var Builtin embed.FS

@@ -454,3 +454,100 @@ func TestEnvInitFlags(t *testing.T) {
 		{name: "an override", args: []string{"--resources-server", "r", "+x=1"}, wantErr: "unrecognized arguments: +x=1", usage: true},
 	}, newCmdEnvInit)
 }
+
+func TestEnvValidateFlags(t *testing.T) {
+	runFlagCases(t, []flagCase[validateOptions]{
+		{name: "a workload by name", args: []string{"my_env", "--kind", "benchmark", "--sync", "--json", "--search-dir", "d"},
+			check: func(t *testing.T, o *validateOptions) {
+				if o.name != "my_env" || o.kind != "benchmark" || !o.sync || !o.json || !o.workload() || !reflect.DeepEqual(o.config.searchDirs, []string{"d"}) {
+					t.Errorf("%+v", o)
+				}
+			}},
+		{name: "a manifest file", args: []string{"--manifest", "m.yaml"},
+			check: func(t *testing.T, o *validateOptions) {
+				if o.manifest != "m.yaml" || o.name != "" || !o.workload() {
+					t.Errorf("%+v", o)
+				}
+			}},
+		{name: "a config with overrides", args: []string{"--benchmark", "gsm8k", "--strict", "+x=1"},
+			check: func(t *testing.T, o *validateOptions) {
+				if o.workload() || !reflect.DeepEqual(o.config.benchmarks, []string{"gsm8k"}) || !o.strict || !reflect.DeepEqual(o.passthrough, []string{"+x=1"}) {
+					t.Errorf("%+v", o)
+				}
+			}},
+		{name: "name and manifest", args: []string{"a", "--manifest", "m.yaml"}, wantErr: "select a catalog name or --manifest, not both", usage: true},
+		{name: "kind with a manifest", args: []string{"--manifest", "m.yaml", "--kind", "benchmark"}, wantErr: "--kind is only valid when selecting a catalog name", usage: true},
+		{name: "a workload with config flags", args: []string{"a", "--config", "c.yaml", "--model", "m"}, wantErr: "do not accept runtime config overrides: config_paths, policy_model_name", usage: true},
+		{name: "a workload with overrides", args: []string{"a", "+x=1"}, wantErr: "do not accept runtime config overrides: x", usage: true},
+		{name: "workload flags on a config", args: []string{"--kind", "environment", "--json"}, wantErr: "require a workload name or --manifest: catalog_kind, json", usage: true},
+		{name: "a bad kind", args: []string{"a", "--kind", "env"}, wantErr: "argument --kind: invalid choice: 'env'", usage: true},
+		{name: "two names", args: []string{"a", "b"}, wantErr: "unrecognized arguments: b", usage: true},
+		{name: "an unknown flag", args: []string{"a", "--synk"}, wantErr: "unrecognized arguments: --synk", usage: true},
+	}, func(f *Factory, runF func(context.Context, *validateOptions) error) *cobra.Command {
+		return newCmdEnvValidate(f, &globalFlags{}, runF)
+	})
+}
+
+func TestEnvTestFlags(t *testing.T) {
+	runFlagCases(t, []flagCase[testOptions]{
+		{name: "a workload", args: []string{"my_env", "--kind", "environment", "--update-expected", "--json", "--search-dir", "d"},
+			check: func(t *testing.T, o *testOptions) {
+				if o.mode != testWorkloadMode || o.name != "my_env" || o.kind != "environment" || !o.updateExpected || !o.json || !reflect.DeepEqual(o.searchDirs, []string{"d"}) {
+					t.Errorf("%+v", o)
+				}
+			}},
+		{name: "a resources server", args: []string{"--resources-server", "mcqa/other_flavor"},
+			check: func(t *testing.T, o *testOptions) {
+				if o.mode != testComponentMode || o.component != "resources_servers/mcqa" {
+					t.Errorf("%+v", o)
+				}
+			}},
+		{name: "an entrypoint token", args: []string{"+entrypoint=responses_api_agents/my_agent"},
+			check: func(t *testing.T, o *testOptions) {
+				if o.mode != testComponentMode || o.component != "responses_api_agents/my_agent" {
+					t.Errorf("%+v", o)
+				}
+			}},
+		{name: "everything", args: []string{"--all"},
+			check: func(t *testing.T, o *testOptions) {
+				if o.mode != testAllMode {
+					t.Errorf("%+v", o)
+				}
+			}},
+		{name: "name and resources server", args: []string{"a", "--resources-server", "b"}, wantErr: "select a workload name or --resources-server, not both", usage: true},
+		{name: "name and entrypoint", args: []string{"a", "+entrypoint=resources_servers/b"}, wantErr: "select a workload name or --resources-server, not both", usage: true},
+		{name: "all and a name", args: []string{"--all", "a"}, wantErr: "--all tests every resources server, so it cannot be combined with a named target", usage: true},
+		{name: "workload flags without a name", args: []string{"--resources-server", "b", "--json"}, wantErr: "--kind, --update-expected, and --json require a workload name", usage: true},
+		{name: "kind without a name", args: []string{"--kind", "benchmark"}, wantErr: "--kind, --update-expected, and --json require a workload name", usage: true},
+		{name: "no target", args: nil, wantErr: "requires a target: a workload name, --resources-server NAME, or --all", usage: true},
+		{name: "another override", args: []string{"+limit=3"}, wantErr: `not "+limit=3"`, usage: true},
+		{name: "a bad kind", args: []string{"a", "--kind", "x"}, wantErr: "argument --kind: invalid choice", usage: true},
+	}, newCmdEnvTest)
+}
+
+func TestEnvPublishFlags(t *testing.T) {
+	runFlagCases(t, []flagCase[publishOptions]{
+		{name: "a workload", args: []string{"my_env", "--kind", "environment", "--json", "--search-dir", "d"},
+			check: func(t *testing.T, o *publishOptions) {
+				if o.name != "my_env" || o.kind != "environment" || !o.json || !reflect.DeepEqual(o.searchDirs, []string{"d"}) {
+					t.Errorf("%+v", o)
+				}
+			}},
+		{name: "a name is required", args: nil, wantErr: "gym env publish requires a catalog name", usage: true},
+		{name: "a bad kind", args: []string{"a", "--kind", "x"}, wantErr: "argument --kind: invalid choice", usage: true},
+		{name: "no config flags", args: []string{"a", "--config", "c.yaml"}, wantErr: "unrecognized arguments: --config", usage: true},
+	}, newCmdEnvPublish)
+}
+
+func TestEnvPackagesFlags(t *testing.T) {
+	runFlagCases(t, []flagCase[packagesOptions]{
+		{name: "a server", args: []string{"--resources-server", "mcqa", "--outdated", "--json", "--search-dir", "d"},
+			check: func(t *testing.T, o *packagesOptions) {
+				if o.resourcesServer != "mcqa" || !o.outdated || !o.json || !reflect.DeepEqual(o.searchDirs, []string{"d"}) {
+					t.Errorf("%+v", o)
+				}
+			}},
+		{name: "a server is required", args: []string{"--json"}, wantErr: "resources-server", usage: true},
+		{name: "no positional arguments", args: []string{"--resources-server", "a", "b"}, wantErr: "unknown command"},
+	}, newCmdEnvPackages)
+}

@@ -115,6 +115,7 @@ func newCmdEnv(f *Factory, g *globalFlags) *cobra.Command {
 	}
 	cmd.AddCommand(newCmdEnvResolve(f, g, nil), newCmdEnvStart(f, g, nil), newCmdEnvPrefetch(f, g, nil), newCmdEnvStatus(f, g, nil), newCmdEnvTest(f, nil), newCmdEnvInit(f, nil))
 	cmd.AddCommand(newCmdEnvSchema(f, nil))
+	cmd.AddCommand(newCmdEnvValidate(f, g, nil), newCmdEnvPublish(f, nil), newCmdEnvPackages(f, nil))
 	makeGroup(cmd)
 	return cmd
 }

@@ -25,7 +25,8 @@ const (
 	KindBenchmark   = "benchmark"
 )
 
-// Catalog statuses: an entry backed by a manifest.yaml is experimental.
+// Catalog statuses: an entry backed by a manifest.yaml is experimental
+// unless the manifest says experimental: false, when it has no status.
 const (
 	StatusExperimental = "experimental"
 	StatusNoManifest   = "no-manifest"
@@ -188,8 +189,12 @@ func (d *discovery) tree(dir, kind string) error {
 			}
 			return &RegistryError{Msg: fmt.Sprintf("Manifest '%s' requires %s (resolved to '%s').", path, expected, config)}
 		}
+		status := ""
+		if m.Experimental {
+			status = StatusExperimental
+		}
 		d.claim(key, Entry{
-			Name: m.Name, Kind: kind, Status: StatusExperimental,
+			Name: m.Name, Kind: kind, Status: status,
 			Metadata: Metadata{Domain: m.Domain, Description: m.Description},
 			Config:   config, Manifest: path,
 			Version: m.Version, IntegrationProfile: m.IntegrationProfile,

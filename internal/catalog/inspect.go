@@ -121,7 +121,10 @@ func InspectEntry(e *Entry, roots *resolve.Roots, check PythonCheck) *Inspect {
 		v.Domain = cmp.Or(v.Domain, parsed.Domain)
 		v.Description = cmp.Or(v.Description, parsed.Description)
 	}
-	v.Details = []Detail{{"config", abs(e.Config)}, {"status", e.Status}}
+	v.Details = []Detail{{"config", abs(e.Config)}}
+	if e.Status != "" {
+		v.Details = append(v.Details, Detail{"status", e.Status})
+	}
 	if e.Manifest != "" {
 		v.Details = append(v.Details, Detail{"manifest", abs(e.Manifest)})
 	}

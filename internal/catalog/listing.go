@@ -83,7 +83,7 @@ func (c *Catalog) Select(f Filters, warn io.Writer) []Entry {
 type entryJSON struct {
 	Name               string  `json:"name"`
 	Kind               string  `json:"kind"`
-	Status             string  `json:"status"`
+	Status             string  `json:"status,omitempty"` // NeMo Gym leaves out a status of None
 	Domain             *string `json:"domain"`
 	Description        *string `json:"description"`
 	Version            *string `json:"version"`

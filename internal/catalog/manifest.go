@@ -37,6 +37,9 @@ type Manifest struct {
 	Modality           string
 	Licensing          string
 	Lifecycle          string
+	// Experimental is the manifest's manual flag (true unless it says
+	// false): only an experimental manifest lists as such.
+	Experimental bool
 	// ConfigPath is the entry's config, relative to the manifest's
 	// directory (config.yaml unless the manifest says otherwise).
 	ConfigPath string
@@ -122,6 +125,7 @@ func ParseManifest(data []byte, path string) (*Manifest, error) {
 		Licensing:          v.optional("licensing", "unknown"),
 		Lifecycle:          v.choice("lifecycle", LifecycleActive, LifecycleActive, LifecycleDeprecated),
 		ConfigPath:         v.optional("config_path", siblingConfig),
+		Experimental:       v.boolean("experimental", true),
 	}
 	if len(v.problems) > 0 {
 		return nil, &ManifestError{Path: path, Problems: v.problems}
@@ -199,6 +203,32 @@ func (v *manifestValidator) str(key string) (s string, present bool) {
 		v.fail(key, n, "String should have at least 1 character")
 	}
 	return s, true
+}
+
+// boolean is a flag as pydantic's lax mode reads one: a YAML boolean, 0 or
+// 1, or a string such as "yes" or "false".
+func (v *manifestValidator) boolean(key string, def bool) bool {
+	n := v.doc.Get(key)
+	if n == nil {
+		return def
+	}
+	switch n.Kind {
+	case tree.Bool:
+		return n.Bool
+	case tree.Int:
+		if n.Int == 0 || n.Int == 1 {
+			return n.Int == 1
+		}
+	case tree.String:
+		switch strings.ToLower(strings.TrimSpace(n.Str)) {
+		case "1", "on", "t", "true", "y", "yes":
+			return true
+		case "0", "off", "f", "false", "n", "no":
+			return false
+		}
+	}
+	v.fail(key, n, "Input should be a valid boolean")
+	return def
 }
 
 func (v *manifestValidator) required(key string) string {

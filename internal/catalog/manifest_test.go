@@ -31,13 +31,24 @@ func TestParseManifest(t *testing.T) {
 			name: "full",
 			yaml: validManifest,
 			want: Manifest{Name: "alpha", Version: "0.1.0", Kind: "environment", IntegrationProfile: "custom-gym-verifier",
+				Domain: "math", Description: "Alpha environment", Modality: "text", Licensing: "Apache-2.0", Lifecycle: "deprecated", Experimental: true, ConfigPath: "config.yaml"},
+		},
+		{
+			name: "not experimental",
+			yaml: validManifest + "experimental: false\n",
+			want: Manifest{Name: "alpha", Version: "0.1.0", Kind: "environment", IntegrationProfile: "custom-gym-verifier",
 				Domain: "math", Description: "Alpha environment", Modality: "text", Licensing: "Apache-2.0", Lifecycle: "deprecated", ConfigPath: "config.yaml"},
+		},
+		{
+			name:    "experimental is a flag",
+			yaml:    validManifest + "experimental: sometimes\n",
+			wantErr: []string{"experimental (line 11): Input should be a valid boolean"},
 		},
 		{
 			name: "defaults and stripped whitespace",
 			yaml: "name: ' suite/b '\nversion: '1'\nkind: benchmark\nintegration_profile: p\ndomain: ' games'\ndescription: |\n  two\n  lines\nmodality: text\n",
 			want: Manifest{Name: "suite/b", Version: "1", Kind: "benchmark", IntegrationProfile: "p",
-				Domain: "games", Description: "two\nlines", Modality: "text", Licensing: "unknown", Lifecycle: "active", ConfigPath: "config.yaml"},
+				Domain: "games", Description: "two\nlines", Modality: "text", Licensing: "unknown", Lifecycle: "active", Experimental: true, ConfigPath: "config.yaml"},
 		},
 		{
 			name:    "malformed YAML names file and line",

@@ -37,6 +37,14 @@ func (e *TestFailedError) Error() string {
 	return fmt.Sprintf("%s: tests failed: %v", e.Component, e.Err)
 }
 
+// BuiltinGoError is a Go component built into gym: its tests are gym's
+// own (go test in a gym checkout), not runnable from the install tree.
+type BuiltinGoError struct{ Component, Dir string }
+
+func (e *BuiltinGoError) Error() string {
+	return fmt.Sprintf("%s is a Go component built into gym (%s has no go.mod above it); its tests run with gym's own test suite: go test ./%s in a gym checkout", e.Component, e.Dir, e.Component)
+}
+
 // TestComponent runs a component's own tests from whichever root it
 // resolves in: `go test` for a Go component inside a Go module, pytest for
 // a Python one, in its venv (set up first when uv is on PATH).
@@ -54,7 +62,7 @@ func TestComponent(ctx context.Context, o TestComponentOptions) error {
 	case hasGoFiles(dir):
 		module := moduleRoot(dir)
 		if module == "" {
-			return fmt.Errorf("%s is a Go component built into gym (%s has no go.mod above it); its tests run with gym's own test suite: go test ./%s in a gym checkout", o.Component, dir, o.Component)
+			return &BuiltinGoError{Component: o.Component, Dir: dir}
 		}
 		goBin, err := o.LookPath("go")
 		if err != nil {
