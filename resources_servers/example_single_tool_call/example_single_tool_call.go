@@ -1,6 +1,6 @@
 // Package examplesingletoolcall is NeMo Gym's example_single_tool_call
 // resources server in Go: one get_weather tool that always reports cold
-// weather, and a verifier that rewards every rollout with 1.0. It exists to
+// weather, and a verifier that rewards a rollout that called it. It exists to
 // show the moving parts of a tool-using environment end to end, and is
 // written with the public gymserver package, as a server outside gym's
 // module would be.
@@ -10,6 +10,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/nemo-gym-go/gym/gymserver"
 )
@@ -51,8 +53,17 @@ func getWeather(_ *http.Request, args json.RawMessage) (any, error) {
 	return weather{City: city, WeatherDescription: "The weather in " + city + " is cold."}, nil
 }
 
-// verify rewards every rollout: the example shows the protocol, not a task.
-// The reply is BaseVerifyResponse, the request's two objects plus reward.
-func verify(context.Context, *gymserver.VerifyRequest) (*gymserver.Verdict, error) {
-	return &gymserver.Verdict{Reward: 1.0}, nil
+// verify rewards a rollout whose answer called get_weather, as nemo-gym
+// 0.7.0's server does. The reply is BaseVerifyResponse, the request's two
+// objects plus reward.
+func verify(_ context.Context, req *gymserver.VerifyRequest) (*gymserver.Verdict, error) {
+	called := false
+	gjson.GetBytes(req.Response, "output").ForEach(func(_, item gjson.Result) bool {
+		called = item.Get("type").Str == "function_call" && item.Get("name").Str == "get_weather"
+		return !called
+	})
+	if called {
+		return &gymserver.Verdict{Reward: 1.0}, nil
+	}
+	return &gymserver.Verdict{Reward: 0.0}, nil
 }

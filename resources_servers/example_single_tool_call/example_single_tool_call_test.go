@@ -55,8 +55,8 @@ func TestGetWeather(t *testing.T) {
 	}
 }
 
-// TestRecordedRollouts re-verifies every recorded rollout: every one was
-// rewarded 1.0, and the reply is the request's two objects plus reward
+// TestRecordedRollouts re-verifies every recorded rollout (nemo-gym 0.7.0's
+// rewards: 1.0 for the three that called get_weather), and the reply is the request's two objects plus reward
 // (errata E1), nothing of the row echoed besides.
 func TestRecordedRollouts(t *testing.T) {
 	s := start(t)
@@ -73,7 +73,7 @@ func TestRecordedRollouts(t *testing.T) {
 		if err := json.Unmarshal(body, &reply); err != nil {
 			t.Fatal(err)
 		}
-		if string(reply["reward"]) != "1.0" || string(row["reward"]) != "1.0" {
+		if string(reply["reward"]) != string(row["reward"]) {
 			t.Errorf("row %d: reward %s, recorded %s", i+1, reply["reward"], row["reward"])
 		}
 		if len(reply) != 3 || !strings.HasPrefix(string(body), `{"responses_create_params":`) {
@@ -173,5 +173,34 @@ func TestServe(t *testing.T) {
 	if string(body) != `{"city":"Paris","weather_description":"The weather in Paris is cold."}` ||
 		!strings.HasPrefix(resp.Header.Get("Set-Cookie"), "SimpleWeatherResourcesServer___example_single_tool_call=") {
 		t.Errorf("%s %s", body, resp.Header.Get("Set-Cookie"))
+	}
+}
+
+// TestVerifierCases runs the server's verifier fixture (nemo-gym 0.7.0's
+// format, as gym env test runs it): a get_weather call scores 1, an answer
+// without one 0, and a request without a response is refused naming it.
+func TestVerifierCases(t *testing.T) {
+	s := start(t)
+	for _, c := range resourcestest.ReadJSONL(t, "tests/verifier_cases.jsonl") {
+		var name, kind, wantErr string
+		json.Unmarshal(c["name"], &name)
+		json.Unmarshal(c["kind"], &kind)
+		json.Unmarshal(c["expected_error"], &wantErr)
+		t.Run(name, func(t *testing.T) {
+			status, body := s.Post("/verify", c["request"])
+			if kind == "malformed" {
+				if status != 422 || !strings.Contains(string(body), fmt.Sprintf("%q", wantErr)) {
+					t.Errorf("status %d %s, want a 422 naming %q", status, body, wantErr)
+				}
+				return
+			}
+			var reply struct{ Reward json.RawMessage }
+			if err := json.Unmarshal(body, &reply); status != 200 || err != nil {
+				t.Fatalf("status %d %s", status, body)
+			}
+			if got, want := string(reply.Reward), string(c["expected_reward"]); got != want {
+				t.Errorf("reward %s, want %s", got, want)
+			}
+		})
 	}
 }

@@ -193,7 +193,8 @@ const legacyFront = `example_single_tool_call_environment_server:
 `
 
 // profileReads checks that a tool's eval profile reads the other tool's
-// rollouts: it must succeed and find the run's mean reward of 1.
+// rollouts: it must succeed and find the run's mean reward of 0.6 (the 3 of
+// 5 replayed answers that call get_weather).
 func profileReads(t *testing.T, h *harness, command, stem string) {
 	t.Helper()
 	out, err := h.run(context.Background(), command+" eval profile --inputs "+stem+"_materialized_inputs.jsonl --rollouts "+stem+".jsonl")
@@ -201,7 +202,7 @@ func profileReads(t *testing.T, h *harness, command, stem string) {
 		t.Fatalf("%s eval profile on %s: %v\n%s", command, stem, err, out)
 	}
 	metrics, err := os.ReadFile(filepath.Join(h.work, stem+"_agent_metrics.json"))
-	if err != nil || !regexp.MustCompile(`"mean/reward":\s*1(\.0)?\b`).Match(metrics) {
+	if err != nil || !regexp.MustCompile(`"mean/reward":\s*0\.6\b`).Match(metrics) {
 		t.Errorf("%s eval profile on %s wrote %s (%v)", command, stem, metrics, err)
 	}
 }
@@ -223,8 +224,8 @@ func TestNeMoGymCollectsFromGymServers(t *testing.T) {
 	if err != nil {
 		t.Fatalf("NeMo Gym's eval run --no-serve: %v\n%s", err, out)
 	}
-	if !regexp.MustCompile(`"mean/reward": 1\.0`).MatchString(out) {
-		t.Errorf("NeMo Gym's collection did not score 1.0:\n%s", out)
+	if !regexp.MustCompile(`"mean/reward": 0\.6\b`).MatchString(out) {
+		t.Errorf("NeMo Gym's collection did not score 0.6 (3 of 5 answers call get_weather):\n%s", out)
 	}
 	out, err = h.run(context.Background(), h.gym+" eval run --no-serve -a example_single_tool_call_simple_agent -i "+data+" -o gym.jsonl ++head_server.port="+head)
 	if err != nil {
