@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/nemo-gym-go/gym/internal/resources/resourcestest"
+	"github.com/nemo-gym-go/gym/internal/server"
 	"github.com/nemo-gym-go/gym/resources_servers/ruler"
 )
 
@@ -16,7 +17,11 @@ import (
 // for the all-references subsets and the any-reference ones (qa_1, qa_2).
 func TestRulerMatchesNeMoGym(t *testing.T) {
 	e := setup(t)
-	srv := resourcestest.Start(t, "ruler:\n  resources_servers:\n    ruler:\n      entrypoint: app.py\n", "ruler", ruler.ClassName, ruler.New)
+	factory, ok := server.Lookup(ruler.Kind)
+	if !ok {
+		t.Fatalf("%s is not registered", ruler.Kind)
+	}
+	srv := resourcestest.Start(t, "ruler:\n  resources_servers:\n    ruler:\n      entrypoint: app.py\n", "ruler", ruler.ClassName, factory)
 	r := rand.New(rand.NewPCG(5, 1))
 	refs := []string{"7741", "Blue Whale", "ÉCOLE", "x-ray", "İstanbul", "42", "the key"}
 	subsets := []string{"niah_single_1", "niah_multikey_2", "vt", "cwe", "fwe", "qa_1", "qa_2"}
