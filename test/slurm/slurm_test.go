@@ -676,6 +676,11 @@ job: {output_path: results}
 	c.waitFor(t, "the shards and their merge to finish", func() bool {
 		return c.run(t, "squeue", "-h", "-j", b.JobID+","+b.AggregateJobID) == ""
 	}, work)
+	// The controller hands job ends to slurmdbd on its own time; on a
+	// loaded machine a restart could come first and lose them.
+	c.waitFor(t, "the accounting to record the shards and the merge", func() bool {
+		return strings.Count(c.run(t, "sacct", "-n", "-X", "-P", "-o", "JobID,State", "-j", b.JobID+","+b.AggregateJobID), "COMPLETED") == 3
+	}, work)
 	c.restartController(t)
 	cmd := exec.Command("squeue", "-h", "-j", b.JobID)
 	cmd.Env = append(os.Environ(), "SLURM_CONF="+c.conf)
