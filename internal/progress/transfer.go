@@ -133,3 +133,18 @@ func appendBytes(b []byte, n int64) []byte {
 	b = strconv.AppendFloat(b, f, 'f', 1, 64)
 	return append(b, [...]string{"", " KiB", " MiB", " GiB", " TiB"}[unit]...)
 }
+
+// Reader counts into Meter the bytes read through it; N is their sum,
+// for a failed try to take back.
+type Reader struct {
+	R     io.Reader
+	Meter Meter
+	N     int64
+}
+
+func (r *Reader) Read(p []byte) (int, error) {
+	n, err := r.R.Read(p)
+	r.N += int64(n)
+	r.Meter.Add(int64(n))
+	return n, err
+}
