@@ -33,14 +33,7 @@ func NewMeter(o Options, label string, total int64) Meter {
 	if o.Out == nil || (o.Mode != Plain && o.Mode != Terminal) {
 		return NoMeter
 	}
-	now := o.Now
-	if now == nil {
-		now = time.Now
-	}
-	interval := o.Interval
-	if interval <= 0 {
-		interval = defaultInterval
-	}
+	now, interval := o.timing()
 	if o.Mode == Terminal {
 		interval = 200 * time.Millisecond
 	}
