@@ -240,25 +240,19 @@ func pyFixed(v float64, prec int, sign bool) string {
 	return s
 }
 
-// fmtNum shows 4 decimals below 10 in magnitude, else 2.
-func fmtNum(v *float64) string {
-	if v == nil {
-		return missing
-	}
-	if math.Abs(*v) < 10 {
-		return pyFixed(*v, 4, false)
-	}
-	return pyFixed(*v, 2, false)
-}
+func fmtNum(v *float64) string    { return fmtDecimals(v, false) }
+func fmtSigned(v *float64) string { return fmtDecimals(v, true) }
 
-func fmtSigned(v *float64) string {
+// fmtDecimals shows 4 decimals below 10 in magnitude, else 2, with a +
+// before a positive value when sign.
+func fmtDecimals(v *float64, sign bool) string {
 	if v == nil {
 		return missing
 	}
 	if math.Abs(*v) < 10 {
-		return pyFixed(*v, 4, true)
+		return pyFixed(*v, 4, sign)
 	}
-	return pyFixed(*v, 2, true)
+	return pyFixed(*v, 2, sign)
 }
 
 func fmtPoint(v *MetricValue) string {
