@@ -307,14 +307,7 @@ func (g *GitLab) meter(label string, total int64) progress.Meter {
 }
 
 // authorize sends the token to the tracking URI's own host only.
-func (g *GitLab) authorize(req *http.Request) {
-	if g.Token == "" {
-		return
-	}
-	if base, err := url.Parse(g.TrackingURI); err == nil && req.URL.Scheme == base.Scheme && req.URL.Host == base.Host {
-		req.Header.Set("Authorization", "Bearer "+g.Token)
-	}
-}
+func (g *GitLab) authorize(req *http.Request) { hub.Authorize(req, g.TrackingURI, g.Token) }
 
 // client drops the token on a redirect to another host (GitLab may send
 // a package file's download to object storage).

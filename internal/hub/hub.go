@@ -343,12 +343,16 @@ func nextLink(h string) string {
 	return ""
 }
 
-func (c *Client) authorize(req *http.Request) {
-	if c.Token == "" {
+func (c *Client) authorize(req *http.Request) { Authorize(req, c.endpoint(), c.Token) }
+
+// Authorize sends token as req's bearer token when req goes to base's
+// scheme and host, and to no other; "" sends none.
+func Authorize(req *http.Request, base, token string) {
+	if token == "" {
 		return
 	}
-	if base, err := url.Parse(c.endpoint()); err == nil && req.URL.Scheme == base.Scheme && req.URL.Host == base.Host {
-		req.Header.Set("Authorization", "Bearer "+c.Token)
+	if b, err := url.Parse(base); err == nil && req.URL.Scheme == b.Scheme && req.URL.Host == b.Host {
+		req.Header.Set("Authorization", "Bearer "+token)
 	}
 }
 
