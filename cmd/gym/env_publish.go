@@ -49,7 +49,7 @@ name and kind. Nothing is uploaded.`,
 			return runF(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.kind, "kind", "", "workload kind: environment or benchmark (when a name is both)")
+	kindFlag(cmd.Flags(), &opts.kind)
 	cmd.Flags().BoolVar(&opts.json, "json", false, "print the publication report as JSON")
 	cmd.Flags().StringArrayVar(&opts.searchDirs, "search-dir", nil, "extra search root (repeatable)")
 	return cmd

@@ -120,6 +120,32 @@ func runStart(ctx context.Context, opts *startOptions) error {
 	return err
 }
 
+// startForRun starts res's servers for a run that writes its results to
+// stdout: their lines go to errOut, plain. A server that dies once all
+// are up ends the run, through cancel, with its error as the cause.
+func (ws *workspace) startForRun(ctx context.Context, cancel context.CancelCauseFunc, res *config.Result, roots commandRoots, errOut io.Writer) (*launcher.Launch, error) {
+	lopts, err := ws.launchOptions(res, roots, errOut, false, defaultShutdownGrace)
+	if err != nil {
+		return nil, err
+	}
+	l, err := launcher.Start(ctx, lopts)
+	if errors.Is(err, context.Canceled) {
+		fmt.Fprintln(errOut, "Interrupted while starting the servers; every server stopped.")
+		return nil, err
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !l.DryRun {
+		go func() {
+			if err := l.Wait(ctx); err != nil {
+				cancel(err)
+			}
+		}()
+	}
+	return l, nil
+}
+
 // defaultShutdownGrace is how long servers get between SIGTERM and SIGKILL.
 const defaultShutdownGrace = 3 * time.Second
 

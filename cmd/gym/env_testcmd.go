@@ -66,21 +66,18 @@ first when uv is on PATH), with the component and its root on PYTHONPATH.
   gym env test --resources-server my_env --search-dir ~/my-plugins
   gym env test --all --search-dir ~/my-plugins`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			name, tokens, err := splitNameArgs(args)
+			name, tokens, err := workloadArgs(args, opts.kind)
 			if err != nil {
 				return err
 			}
 			opts.name, opts.passthrough = name, tokens
-			if err := checkKind(opts.kind); err != nil {
-				return err
-			}
 			if err := opts.target(); err != nil {
 				return err
 			}
 			return runF(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.kind, "kind", "", "workload kind: environment or benchmark (when a name is both)")
+	kindFlag(cmd.Flags(), &opts.kind)
 	cmd.Flags().BoolVar(&opts.updateExpected, "update-expected", false, "write the observed rewards into the verifier fixture")
 	cmd.Flags().BoolVar(&opts.json, "json", false, "print the verifier report as JSON")
 	cmd.Flags().StringVar(&opts.resourcesServer, "resources-server", "", "test resources_servers/`NAME`")

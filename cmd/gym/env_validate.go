@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/nemo-gym-go/gym/internal/catalog"
 	"github.com/nemo-gym-go/gym/internal/config"
@@ -63,21 +64,18 @@ stand-in model (a warning), unless --strict.`,
   # A config, without a model
   gym env validate --benchmark example_single_tool_call`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			name, tokens, err := splitNameArgs(args)
+			name, tokens, err := workloadArgs(args, opts.kind)
 			if err != nil {
 				return err
 			}
 			opts.name, opts.passthrough = name, tokens
-			if err := checkKind(opts.kind); err != nil {
-				return err
-			}
 			if err := opts.checkMode(); err != nil {
 				return err
 			}
 			return runF(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.kind, "kind", "", "workload kind: environment or benchmark (when a name is both)")
+	kindFlag(cmd.Flags(), &opts.kind)
 	cmd.Flags().StringVar(&opts.manifest, "manifest", "", "manifest file to validate instead of a catalog name")
 	cmd.Flags().BoolVar(&opts.sync, "sync", false, "rewrite the manifest's stale mirror of the config from the config")
 	cmd.Flags().BoolVar(&opts.strict, "strict", false, "fail, instead of warning, when the config names no model")
@@ -87,10 +85,10 @@ stand-in model (a warning), unless --strict.`,
 	return cmd
 }
 
-// splitNameArgs takes a workload NAME and +key=value tokens apart, as
+// workloadArgs takes a workload NAME and +key=value tokens apart, as
 // NeMo Gym reads its optional NAME positional (a token with "=" is an
-// override).
-func splitNameArgs(args []string) (name string, tokens []string, err error) {
+// override), and checks --kind.
+func workloadArgs(args []string, kind string) (name string, tokens []string, err error) {
 	for _, a := range args {
 		switch {
 		case strings.Contains(a, "="):
@@ -101,7 +99,12 @@ func splitNameArgs(args []string) (name string, tokens []string, err error) {
 			return "", nil, usageErrorf("unrecognized arguments: %s", a)
 		}
 	}
-	return name, tokens, nil
+	return name, tokens, checkKind(kind)
+}
+
+// kindFlag is the workload commands' --kind.
+func kindFlag(fs *pflag.FlagSet, kind *string) {
+	fs.StringVar(kind, "kind", "", "workload kind: environment or benchmark (when a name is both)")
 }
 
 func checkKind(kind string) error {

@@ -17,7 +17,6 @@ import (
 	"github.com/nemo-gym-go/gym/internal/config/override"
 	"github.com/nemo-gym-go/gym/internal/export"
 	"github.com/nemo-gym-go/gym/internal/iostreams"
-	"github.com/nemo-gym-go/gym/internal/launcher"
 	"github.com/nemo-gym-go/gym/internal/progress"
 	"github.com/nemo-gym-go/gym/internal/rollout"
 	"github.com/nemo-gym-go/gym/internal/server"
@@ -282,18 +281,11 @@ func (r *evalRun) endToEnd(ctx context.Context) error {
 		}
 	}
 
-	// Server lines go to stderr, plain: stdout carries the results.
-	lopts, err := r.opts.ws.launchOptions(r.res, r.roots, errOut, false, defaultShutdownGrace)
-	if err != nil {
-		return err
-	}
+	// A server that dies mid-run ends the collection: what finished is
+	// kept and --resume finishes the rest once it is fixed.
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	l, err := launcher.Start(ctx, lopts)
-	if errors.Is(err, context.Canceled) {
-		fmt.Fprintln(errOut, "Interrupted while starting the servers; every server stopped.")
-		return err
-	}
+	l, err := r.opts.ws.startForRun(ctx, cancel, r.res, r.roots, errOut)
 	if err != nil {
 		return err
 	}
@@ -301,13 +293,6 @@ func (r *evalRun) endToEnd(ctx context.Context) error {
 	if l.DryRun {
 		return nil
 	}
-	// A server that dies mid-run ends the collection: what finished is
-	// kept and --resume finishes the rest once it is fixed.
-	go func() {
-		if err := l.Wait(ctx); err != nil {
-			cancel(err)
-		}
-	}()
 	r.agentURL = rollout.ConfigAgentURLs(r.res.Config)
 	err = r.collect(ctx, collated, "collated "+split+" data")
 	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {

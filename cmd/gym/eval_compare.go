@@ -11,7 +11,6 @@ import (
 
 	"github.com/nemo-gym-go/gym/internal/compare"
 	"github.com/nemo-gym-go/gym/internal/config"
-	"github.com/nemo-gym-go/gym/internal/config/override"
 	"github.com/nemo-gym-go/gym/internal/config/tree"
 	"github.com/nemo-gym-go/gym/internal/iostreams"
 	"github.com/nemo-gym-go/gym/internal/python"
@@ -146,12 +145,9 @@ func splitList(raw string) []string {
 func (o *compareOptions) readKeys(args []string) error {
 	c := &o.cfg
 	for _, a := range args {
-		ov, err := override.Parse(a)
+		ov, err := parseAddition(a)
 		if err != nil {
-			return usageErrorf("%v", err)
-		}
-		if ov.Value == nil || (ov.Op != override.Add && ov.Op != override.ForceAdd) {
-			return usageErrorf("unrecognized arguments: %s", a)
+			return err
 		}
 		str := func() (string, error) {
 			if ov.Value.Kind != tree.String {

@@ -88,16 +88,26 @@ func runEvalProfile(ctx context.Context, opts *profileOptions) error {
 	return writeReport(roots.abs(opts.html), roots.abs(opts.rollouts), opts.IO.Out)
 }
 
+// parseAddition parses a +key=value (or ++key=value) token of a command
+// that reads NeMo Gym's keys itself; any other token is refused.
+func parseAddition(a string) (override.Override, error) {
+	ov, err := override.Parse(a)
+	if err != nil {
+		return ov, usageErrorf("%v", err)
+	}
+	if ov.Value == nil || (ov.Op != override.Add && ov.Op != override.ForceAdd) {
+		return ov, usageErrorf("unrecognized arguments: %s", a)
+	}
+	return ov, nil
+}
+
 // readKeys reads NeMo Gym's form of the flags: +materialized_inputs_jsonl_fpath=,
 // +rollouts_jsonl_fpath= and +allow_partial_rollouts= (with + or ++).
 func (o *profileOptions) readKeys(args []string) error {
 	for _, a := range args {
-		ov, err := override.Parse(a)
+		ov, err := parseAddition(a)
 		if err != nil {
-			return usageErrorf("%v", err)
-		}
-		if ov.Value == nil || (ov.Op != override.Add && ov.Op != override.ForceAdd) {
-			return usageErrorf("unrecognized arguments: %s", a)
+			return err
 		}
 		switch ov.Key {
 		case "materialized_inputs_jsonl_fpath", "rollouts_jsonl_fpath":

@@ -13,7 +13,6 @@ import (
 	"github.com/nemo-gym-go/gym/internal/config/override"
 	"github.com/nemo-gym-go/gym/internal/export"
 	"github.com/nemo-gym-go/gym/internal/iostreams"
-	"github.com/nemo-gym-go/gym/internal/launcher"
 	"github.com/nemo-gym-go/gym/internal/progress"
 	"github.com/nemo-gym-go/gym/internal/rollout"
 	"github.com/nemo-gym-go/gym/internal/server"
@@ -170,15 +169,9 @@ func runEvalReverify(ctx context.Context, opts *reverifyOptions) error {
 		// agents they were collected with are not called.
 		needed := *res
 		needed.Instances = rollout.ServersFor(res, resolved, plan.Servers)
-		lopts, err := opts.ws.launchOptions(&needed, roots, errOut, false, defaultShutdownGrace)
-		if err != nil {
-			return err
-		}
-		l, err := launcher.Start(ctx, lopts)
-		if errors.Is(err, context.Canceled) {
-			fmt.Fprintln(errOut, "Interrupted while starting the servers; every server stopped.")
-			return err
-		}
+		// A server that dies mid-run ends the reverification: what
+		// finished is kept and --resume does the rest once it is fixed.
+		l, err := opts.ws.startForRun(ctx, cancel, &needed, roots, errOut)
 		if err != nil {
 			return err
 		}
@@ -186,13 +179,6 @@ func runEvalReverify(ctx context.Context, opts *reverifyOptions) error {
 		if l.DryRun {
 			return nil
 		}
-		// A server that dies mid-run ends the reverification: what
-		// finished is kept and --resume does the rest once it is fixed.
-		go func() {
-			if err := l.Wait(ctx); err != nil {
-				cancel(err)
-			}
-		}()
 	}
 	trackers.Warn = errOut
 	if masked, err := res.Resolved(true); err == nil {

@@ -16,10 +16,51 @@ import (
 
 // The writable fakes of the dataset scripts, one of each per script.
 var (
-	fakesMu     sync.Mutex
-	fakeHubs    = map[*testscript.TestScript]*hubtest.Server{}
-	fakeGitLabs = map[*testscript.TestScript]*gitlabtest.Server{}
+	fakeHubs    = &scriptFakes[*hubtest.Server]{m: map[*testscript.TestScript]*hubtest.Server{}}
+	fakeGitLabs = &scriptFakes[*gitlabtest.Server]{m: map[*testscript.TestScript]*gitlabtest.Server{}}
 )
+
+// scriptFakes holds the fake server each script started.
+type scriptFakes[S interface{ Close() }] struct {
+	mu sync.Mutex
+	m  map[*testscript.TestScript]S
+}
+
+// get is the script's server; a command other than start needs one.
+func (f *scriptFakes[S]) get(ts *testscript.TestScript, name, command string) S {
+	f.mu.Lock()
+	s, ok := f.m[ts]
+	f.mu.Unlock()
+	if command != "start" && !ok {
+		ts.Fatalf("%s %s before %s start", name, command, name)
+	}
+	return s
+}
+
+// start makes s the script's server, closed when the script ends.
+func (f *scriptFakes[S]) start(ts *testscript.TestScript, s S) {
+	f.mu.Lock()
+	f.m[ts] = s
+	f.mu.Unlock()
+	ts.Defer(func() {
+		s.Close()
+		f.mu.Lock()
+		delete(f.m, ts)
+		f.mu.Unlock()
+	})
+}
+
+// faultCmd runs the fault commands both fakes take: cut, stall, refuse.
+func faultCmd(ts *testscript.TestScript, f *hubtest.Faults, args []string) {
+	switch args[0] {
+	case "cut":
+		f.CutNext(args[1], atoi(ts, args[2]))
+	case "stall":
+		f.StallNext(args[1], atoi(ts, args[2]))
+	case "refuse":
+		f.Refuse(atoi(ts, args[1]), atoi(ts, args[2]))
+	}
+}
 
 // startFlags reads [-token T] [-read-token R] [-lfs N] in any order.
 func startFlags(ts *testscript.TestScript, args []string) (token, readToken string, lfs int64) {
@@ -66,26 +107,13 @@ func hubCmd(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) == 0 {
 		ts.Fatalf("usage: hub start|collection|put|get|lfs|cut|refuse|commits ...")
 	}
-	fakesMu.Lock()
-	s := fakeHubs[ts]
-	fakesMu.Unlock()
-	if args[0] != "start" && s == nil {
-		ts.Fatalf("hub %s before hub start", args[0])
-	}
+	s := fakeHubs.get(ts, "hub", args[0])
 	switch args[0] {
 	case "start":
 		token, read, lfs := startFlags(ts, args[1:])
 		s = hubtest.New()
 		s.Token, s.ReadToken, s.LFSThreshold = token, read, lfs
-		fakesMu.Lock()
-		fakeHubs[ts] = s
-		fakesMu.Unlock()
-		ts.Defer(func() {
-			s.Close()
-			fakesMu.Lock()
-			delete(fakeHubs, ts)
-			fakesMu.Unlock()
-		})
+		fakeHubs.start(ts, s)
 		ts.Setenv("HF_ENDPOINT", s.Hub.URL)
 	case "collection":
 		s.AddCollection(args[1])
@@ -108,12 +136,6 @@ func hubCmd(ts *testscript.TestScript, neg bool, args []string) {
 		if s.IsLFS(args[1], args[2], args[3]) == neg {
 			ts.Fatalf("%s@%s:%s in LFS: %v", args[1], args[2], args[3], !neg)
 		}
-	case "cut":
-		s.CutNext(args[1], atoi(ts, args[2]))
-	case "stall":
-		s.StallNext(args[1], atoi(ts, args[2]))
-	case "refuse":
-		s.Refuse(atoi(ts, args[1]), atoi(ts, args[2]))
 	case "ranges":
 		if n := s.RangeRequests(args[1]); strconv.Itoa(n) != args[2] {
 			ts.Fatalf("%d range requests for %s, want %s", n, args[1], args[2])
@@ -124,6 +146,8 @@ func hubCmd(ts *testscript.TestScript, neg bool, args []string) {
 			b.WriteString(c.Revision + " | " + c.Summary + " | " + strings.Join(c.Files, ",") + "\n")
 		}
 		ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(b.String()), 0o644))
+	case "cut", "stall", "refuse":
+		faultCmd(ts, &s.Faults, args)
 	default:
 		ts.Fatalf("unknown hub command %s", args[0])
 	}
@@ -143,26 +167,13 @@ func gitlabCmd(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) == 0 {
 		ts.Fatalf("usage: gitlab start|put|get|model|cut|refuse|log ...")
 	}
-	fakesMu.Lock()
-	s := fakeGitLabs[ts]
-	fakesMu.Unlock()
-	if args[0] != "start" && s == nil {
-		ts.Fatalf("gitlab %s before gitlab start", args[0])
-	}
+	s := fakeGitLabs.get(ts, "gitlab", args[0])
 	switch args[0] {
 	case "start":
 		token, read, _ := startFlags(ts, args[1:])
 		s = gitlabtest.New()
 		s.Token, s.ReadToken = token, read
-		fakesMu.Lock()
-		fakeGitLabs[ts] = s
-		fakesMu.Unlock()
-		ts.Defer(func() {
-			s.Close()
-			fakesMu.Lock()
-			delete(fakeGitLabs, ts)
-			fakesMu.Unlock()
-		})
+		fakeGitLabs.start(ts, s)
 		ts.Setenv("MLFLOW_TRACKING_URI", s.TrackingURI())
 	case "put":
 		s.AddVersion(args[1], args[2], args[3], []byte(ts.ReadFile(args[4])))
@@ -178,14 +189,10 @@ func gitlabCmd(ts *testscript.TestScript, neg bool, args []string) {
 		if s.HasModel(args[1]) == neg {
 			ts.Fatalf("the registry has %s: %v", args[1], !neg)
 		}
-	case "cut":
-		s.CutNext(args[1], atoi(ts, args[2]))
-	case "stall":
-		s.StallNext(args[1], atoi(ts, args[2]))
-	case "refuse":
-		s.Refuse(atoi(ts, args[1]), atoi(ts, args[2]))
 	case "log":
 		ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(strings.Join(s.Requests(), "\n")+"\n"), 0o644))
+	case "cut", "stall", "refuse":
+		faultCmd(ts, &s.Faults, args)
 	default:
 		ts.Fatalf("unknown gitlab command %s", args[0])
 	}

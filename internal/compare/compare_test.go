@@ -12,20 +12,6 @@ import (
 	"time"
 )
 
-func TestPrimaryMetric(t *testing.T) {
-	for name, want := range map[string]bool{
-		"mean/reward": true, "pass@1[avg-of-4]/accuracy": true, "accuracy": true,
-		"max/reward": false, "std/reward": false, "se/x": false, "histogram/reward": false,
-		"reward/p95": false, "x/ci_low_95": false, "acc_ci95_upper": false, "pass@4/std_err_across_runs": false,
-		"mean_across_repeats/mean/reward": false, "ci_low_95_across_repeats/mean/reward": false,
-		"num_repeats": false, "sample_count": false, "_ng_task_index": false, "x/_ng_attempt_index": false,
-	} {
-		if got := primaryMetric(name); got != want {
-			t.Errorf("primaryMetric(%q) = %v, want %v", name, got, want)
-		}
-	}
-}
-
 // numpy's float64 sum: sequential below 8 values, eight accumulators up
 // to 128, halves above.
 func TestPairwiseSumIsNumpys(t *testing.T) {

@@ -96,28 +96,6 @@ type AgentComparison struct {
 
 func ptr[T any](v T) *T { return &v }
 
-// primaryMetric is NeMo Gym's is_primary_metric: a point estimate fit to
-// compare, not a statistic of one, an uncertainty or bookkeeping.
-func primaryMetric(name string) bool {
-	switch name {
-	case taskIndexKey, "_ng_rollout_index", "_ng_attempt_index", "sample_count", "missing_count", "num_repeats", "token_usage_version":
-		return false
-	}
-	for _, p := range []string{"max/", "min/", "median/", "std/", "sem/", "se/", "p25/", "p75/", "ci_low_95/", "ci_high_95/", "histogram/"} {
-		if strings.HasPrefix(name, p) {
-			return false
-		}
-	}
-	for _, s := range []string{"/max", "/min", "/median", "/p5", "/p25", "/p75", "/p95", "/ci_low_95", "/ci_high_95",
-		"/ci_lower", "/ci_upper", "_ci_lower", "_ci_upper", "_ci95_lower", "_ci95_upper", "/_ng_attempt_index",
-		"/std_dev_across_runs", "/std_err_across_runs", "/avg_sample_std_dev"} {
-		if strings.HasSuffix(name, s) {
-			return false
-		}
-	}
-	return !strings.Contains(name, "_across_repeats/")
-}
-
 func optNumber(o *object, key string) *float64 {
 	if v, ok := o.number(key); ok {
 		return &v
@@ -313,7 +291,7 @@ func buildMetricRows(baseline *loadedRun, candidates []*loadedRun, warn io.Write
 	}
 	var rows []MetricRow
 	for _, name := range names {
-		if !primaryMetric(name) {
+		if !resources.PrimaryMetric(name) {
 			continue
 		}
 		bv := metricValue(baseMetrics, name)

@@ -1,7 +1,6 @@
 package compare
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"math"
@@ -241,25 +240,19 @@ func pyFixed(v float64, prec int, sign bool) string {
 	return s
 }
 
-// fmtNum shows 4 decimals below 10 in magnitude, else 2.
-func fmtNum(v *float64) string {
-	if v == nil {
-		return missing
-	}
-	if math.Abs(*v) < 10 {
-		return pyFixed(*v, 4, false)
-	}
-	return pyFixed(*v, 2, false)
-}
+func fmtNum(v *float64) string    { return fmtDecimals(v, false) }
+func fmtSigned(v *float64) string { return fmtDecimals(v, true) }
 
-func fmtSigned(v *float64) string {
+// fmtDecimals shows 4 decimals below 10 in magnitude, else 2, with a +
+// before a positive value when sign.
+func fmtDecimals(v *float64, sign bool) string {
 	if v == nil {
 		return missing
 	}
 	if math.Abs(*v) < 10 {
-		return pyFixed(*v, 4, true)
+		return pyFixed(*v, 4, sign)
 	}
-	return pyFixed(*v, 2, true)
+	return pyFixed(*v, 2, sign)
 }
 
 func fmtPoint(v *MetricValue) string {
@@ -579,125 +572,67 @@ func SummaryLines(res *Result, written []string) []string {
 // jsonWriter writes orjson's OPT_INDENT_2 layout: two-space indents,
 // "key": value, empty containers as [] and {}, floats as orjson prints
 // them, no trailing newline.
-type jsonWriter struct {
-	b     bytes.Buffer
-	depth int
-	first []bool
-}
-
-func (w *jsonWriter) open(c byte) {
-	w.b.WriteByte(c)
-	w.depth++
-	w.first = append(w.first, true)
-}
-
-func (w *jsonWriter) close(c byte) {
-	empty := w.first[len(w.first)-1]
-	w.first = w.first[:len(w.first)-1]
-	w.depth--
-	if !empty {
-		w.newline()
-	}
-	w.b.WriteByte(c)
-}
-
-func (w *jsonWriter) newline() {
-	w.b.WriteByte('\n')
-	for range w.depth {
-		w.b.WriteString("  ")
-	}
-}
+type jsonWriter struct{ tree.OrjsonWriter }
 
 // item starts a list element or, with a key, an object member.
 func (w *jsonWriter) item(key string) {
-	if !w.first[len(w.first)-1] {
-		w.b.WriteByte(',')
+	if key == "" {
+		w.Element()
+		return
 	}
-	w.first[len(w.first)-1] = false
-	w.newline()
-	if key != "" {
-		w.str(key)
-		w.b.WriteString(": ")
-	}
+	w.Key(key)
 }
 
-// str writes s as orjson does: UTF-8 kept, only quotes, backslashes and
-// control characters escaped.
-func (w *jsonWriter) str(s string) {
-	w.b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"':
-			w.b.WriteString(`\"`)
-		case r == '\\':
-			w.b.WriteString(`\\`)
-		case r == '\n':
-			w.b.WriteString(`\n`)
-		case r == '\r':
-			w.b.WriteString(`\r`)
-		case r == '\t':
-			w.b.WriteString(`\t`)
-		case r == '\b':
-			w.b.WriteString(`\b`)
-		case r == '\f':
-			w.b.WriteString(`\f`)
-		case r < 0x20:
-			fmt.Fprintf(&w.b, `\u%04x`, r)
-		default:
-			w.b.WriteRune(r)
-		}
-	}
-	w.b.WriteByte('"')
-}
+func (w *jsonWriter) str(s string) { w.B = tree.AppendOrjsonString(w.B, s) }
 
 func (w *jsonWriter) float(f *float64) {
 	if f == nil {
-		w.b.WriteString("null")
+		w.B = append(w.B, "null"...)
 		return
 	}
-	w.b.Write(tree.AppendOrjsonFloat(nil, *f))
+	w.B = tree.AppendOrjsonFloat(w.B, *f)
 }
 
 func (w *jsonWriter) int(n *int) {
 	if n == nil {
-		w.b.WriteString("null")
+		w.B = append(w.B, "null"...)
 		return
 	}
-	w.b.WriteString(strconv.Itoa(*n))
+	w.B = strconv.AppendInt(w.B, int64(*n), 10)
 }
 
 func (w *jsonWriter) strOrNull(s *string) {
 	if s == nil {
-		w.b.WriteString("null")
+		w.B = append(w.B, "null"...)
 		return
 	}
 	w.str(*s)
 }
 
 func (w *jsonWriter) strings(list []string) {
-	w.open('[')
+	w.Open('[')
 	for _, s := range list {
 		w.item("")
 		w.str(s)
 	}
-	w.close(']')
+	w.Close(']')
 }
 
 func (w *jsonWriter) floats(list []float64) {
 	if list == nil {
-		w.b.WriteString("null")
+		w.B = append(w.B, "null"...)
 		return
 	}
-	w.open('[')
+	w.Open('[')
 	for i := range list {
 		w.item("")
 		w.float(&list[i])
 	}
-	w.close(']')
+	w.Close(']')
 }
 
 func (w *jsonWriter) runFile(r *RunFile) {
-	w.open('{')
+	w.Open('{')
 	w.item("role")
 	w.str(r.Role)
 	w.item("index")
@@ -710,15 +645,15 @@ func (w *jsonWriter) runFile(r *RunFile) {
 	w.str(r.Label())
 	w.item("agent_names")
 	w.strings(r.AgentNames())
-	w.close('}')
+	w.Close('}')
 }
 
 func (w *jsonWriter) metricValue(m *MetricValue, c *CandidateValue) {
 	if m == nil {
-		w.b.WriteString("null")
+		w.B = append(w.B, "null"...)
 		return
 	}
-	w.open('{')
+	w.Open('{')
 	w.item("value")
 	w.float(&m.Value)
 	for _, f := range []struct {
@@ -737,11 +672,11 @@ func (w *jsonWriter) metricValue(m *MetricValue, c *CandidateValue) {
 			w.float(f.v)
 		}
 	}
-	w.close('}')
+	w.Close('}')
 }
 
 func (w *jsonWriter) flipSummary(s FlipSummary) {
-	w.open('{')
+	w.Open('{')
 	w.item("candidate_index")
 	w.int(&s.CandidateIndex)
 	w.item("mode")
@@ -759,12 +694,12 @@ func (w *jsonWriter) flipSummary(s FlipSummary) {
 		w.int(f.v)
 	}
 	w.item("flips")
-	w.open('[')
+	w.Open('[')
 	for _, f := range s.Flips {
 		w.item("")
-		w.open('{')
+		w.Open('{')
 		w.item("task_index")
-		w.b.WriteString(strconv.FormatInt(f.TaskIndex, 10))
+		w.B = strconv.AppendInt(w.B, f.TaskIndex, 10)
 		w.item("baseline_score")
 		w.float(&f.BaselineScore)
 		w.item("candidate_score")
@@ -777,16 +712,16 @@ func (w *jsonWriter) flipSummary(s FlipSummary) {
 		w.floats(f.BaselineRewards)
 		w.item("candidate_rewards")
 		w.floats(f.CandidateRewards)
-		w.close('}')
+		w.Close('}')
 	}
-	w.close(']')
-	w.close('}')
+	w.Close(']')
+	w.Close('}')
 }
 
 // JSON is compare_report.json.
 func JSON(res *Result) []byte {
-	w := &jsonWriter{}
-	w.open('{')
+	w := &jsonWriter{tree.OrjsonWriter{Indent: "  "}}
+	w.Open('{')
 	w.item("schema_version")
 	w.str("1")
 	w.item("generated_at")
@@ -798,17 +733,17 @@ func JSON(res *Result) []byte {
 	w.item("baseline")
 	w.runFile(res.Baseline)
 	w.item("candidates")
-	w.open('[')
+	w.Open('[')
 	for _, c := range res.Candidates {
 		w.item("")
 		w.runFile(c)
 	}
-	w.close(']')
+	w.Close(']')
 	w.item("comparisons")
-	w.open('[')
+	w.Open('[')
 	for _, c := range res.Comparisons {
 		w.item("")
-		w.open('{')
+		w.Open('{')
 		w.item("baseline_agent")
 		w.str(c.BaselineAgent)
 		w.item("candidate_agents")
@@ -816,71 +751,71 @@ func JSON(res *Result) []byte {
 		w.item("baseline_task_count")
 		w.int(&c.BaselineTaskCount)
 		w.item("candidate_task_counts")
-		w.open('[')
+		w.Open('[')
 		for i := range c.CandidateTaskCounts {
 			w.item("")
 			w.int(&c.CandidateTaskCounts[i])
 		}
-		w.close(']')
+		w.Close(']')
 		w.item("baseline_repeat_count")
 		w.int(c.BaselineRepeatCount)
 		w.item("candidate_repeat_counts")
-		w.open('[')
+		w.Open('[')
 		for _, n := range c.CandidateRepeatCounts {
 			w.item("")
 			w.int(n)
 		}
-		w.close(']')
+		w.Close(']')
 		w.item("metrics")
-		w.open('[')
+		w.Open('[')
 		for _, r := range c.Metrics {
 			w.item("")
-			w.open('{')
+			w.Open('{')
 			w.item("metric")
 			w.str(r.Metric)
 			w.item("is_key_metric")
-			w.b.WriteString(strconv.FormatBool(r.IsKeyMetric))
+			w.B = strconv.AppendBool(w.B, r.IsKeyMetric)
 			w.item("present_in")
 			w.strings(r.PresentIn)
 			w.item("baseline")
 			w.metricValue(r.Baseline, nil)
 			w.item("candidates")
-			w.open('[')
+			w.Open('[')
 			for _, cv := range r.Candidates {
 				w.item("")
 				if cv == nil {
-					w.b.WriteString("null")
+					w.B = append(w.B, "null"...)
 				} else {
 					w.metricValue(&cv.MetricValue, cv)
 				}
 			}
-			w.close(']')
-			w.close('}')
+			w.Close(']')
+			w.Close('}')
 		}
-		w.close(']')
+		w.Close(']')
 		w.item("flips")
-		w.open('[')
+		w.Open('[')
 		for _, s := range c.Flips {
 			w.item("")
 			w.flipSummary(s)
 		}
-		w.close(']')
+		w.Close(']')
 		w.item("notes")
 		w.strings(c.Notes)
-		w.close('}')
+		w.Close('}')
 	}
-	w.close(']')
+	w.Close(']')
 	w.item("skipped_agents")
-	w.open('{')
+	w.Open('{')
 	for _, k := range res.skipped.keys {
 		w.item(k)
 		w.strings(res.skipped.vals[k])
 	}
-	w.close('}')
+	w.Close('}')
 	w.item("warnings")
 	w.strings(res.Warnings)
-	w.close('}')
-	return w.b.Bytes()
+	w.Close('}')
+	return w.B
 }
 
 // CommandLine is the invocation recorded in the report: `gym eval

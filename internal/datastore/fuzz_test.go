@@ -3,10 +3,7 @@ package datastore
 import (
 	"bufio"
 	"io"
-	"os"
-	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/nemo-gym-go/gym/internal/hub/hubtest"
 )
@@ -18,24 +15,5 @@ func FuzzParquetRows(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Add(b)
-	f.Add(b[:len(b)/2])
-	f.Add([]byte("PAR1PAR1"))
-	dir := f.TempDir()
-	f.Fuzz(func(t *testing.T, b []byte) {
-		p := filepath.Join(dir, "f.parquet")
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan struct{})
-		go func() {
-			copyParquetRows(p, "f.parquet", bufio.NewWriter(io.Discard))
-			close(done)
-		}()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			t.Fatalf("reading %d bytes took over 5 s", len(b))
-		}
-	})
+	hubtest.FuzzParquet(f, func(p string) { copyParquetRows(p, "f.parquet", bufio.NewWriter(io.Discard)) }, b)
 }

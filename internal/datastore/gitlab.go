@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nemo-gym-go/gym/internal/hub"
 	"github.com/nemo-gym-go/gym/internal/progress"
 )
 
@@ -194,7 +195,7 @@ func (g *GitLab) UploadArtifact(ctx context.Context, artifactURI, local string) 
 			return err
 		}
 		defer f.Close()
-		body := &meteredReader{r: f, meter: meter}
+		body := &progress.Reader{R: f, Meter: meter}
 		req, err := http.NewRequestWithContext(ctx, http.MethodPut, u, body)
 		if err != nil {
 			return err
@@ -204,12 +205,12 @@ func (g *GitLab) UploadArtifact(ctx context.Context, artifactURI, local string) 
 		g.authorize(req)
 		resp, err := g.client().Do(req)
 		if err != nil {
-			meter.Add(-body.n)
-			return transient{err}
+			meter.Add(-body.N)
+			return hub.Transient{Err: err}
 		}
 		defer resp.Body.Close()
 		if err := g.statusError(u, resp, nil); err != nil {
-			meter.Add(-body.n)
+			meter.Add(-body.N)
 			return err
 		}
 		return nil
@@ -237,7 +238,7 @@ func (g *GitLab) Download(ctx context.Context, u, out string) error {
 		g.authorize(req)
 		resp, err := g.client().Do(req)
 		if err != nil {
-			return transient{err}
+			return hub.Transient{Err: err}
 		}
 		defer resp.Body.Close()
 		flags := os.O_WRONLY | os.O_CREATE
@@ -246,7 +247,7 @@ func (g *GitLab) Download(ctx context.Context, u, out string) error {
 		case resp.StatusCode == http.StatusPartialContent && have > 0:
 			if !strings.HasPrefix(resp.Header.Get("Content-Range"), "bytes "+strconv.FormatInt(have, 10)+"-") {
 				os.Remove(part)
-				return transient{errors.New("the server resumed at another offset; starting again")}
+				return hub.Transient{Err: errors.New("the server resumed at another offset; starting again")}
 			}
 			flags |= os.O_APPEND
 			if i := strings.LastIndexByte(resp.Header.Get("Content-Range"), '/'); i >= 0 {
@@ -254,7 +255,7 @@ func (g *GitLab) Download(ctx context.Context, u, out string) error {
 			}
 		case resp.StatusCode == http.StatusRequestedRangeNotSatisfiable:
 			os.Remove(part)
-			return transient{errors.New("the partial download no longer matches; starting again")}
+			return hub.Transient{Err: errors.New("the partial download no longer matches; starting again")}
 		default:
 			if err := g.statusError(u, resp, func(status int) string {
 				if status == http.StatusNotFound {
@@ -282,16 +283,16 @@ func (g *GitLab) Download(ctx context.Context, u, out string) error {
 		}
 		meter := g.meter("Downloading "+path.Base(out), total)
 		meter.Add(have)
-		_, copyErr := io.Copy(f, &meteredReader{r: resp.Body, meter: meter})
+		_, copyErr := io.Copy(f, &progress.Reader{R: resp.Body, Meter: meter})
 		meter.Finish()
 		if err := f.Close(); err != nil {
 			return err
 		}
 		if copyErr != nil {
-			return transient{copyErr}
+			return hub.Transient{Err: copyErr}
 		}
 		if got := fileSize(part); total >= 0 && got != total {
-			return transient{fmt.Errorf("the download stopped at %d of %d bytes", got, total)}
+			return hub.Transient{Err: fmt.Errorf("the download stopped at %d of %d bytes", got, total)}
 		}
 		os.Remove(part + ".etag")
 		return os.Rename(part, out)
@@ -306,14 +307,7 @@ func (g *GitLab) meter(label string, total int64) progress.Meter {
 }
 
 // authorize sends the token to the tracking URI's own host only.
-func (g *GitLab) authorize(req *http.Request) {
-	if g.Token == "" {
-		return
-	}
-	if base, err := url.Parse(g.TrackingURI); err == nil && req.URL.Scheme == base.Scheme && req.URL.Host == base.Host {
-		req.Header.Set("Authorization", "Bearer "+g.Token)
-	}
-}
+func (g *GitLab) authorize(req *http.Request) { hub.Authorize(req, g.TrackingURI, g.Token) }
 
 // client drops the token on a redirect to another host (GitLab may send
 // a package file's download to object storage).
@@ -359,7 +353,7 @@ func (g *GitLab) call(ctx context.Context, method, u string, body any, hint func
 		g.authorize(req)
 		resp, err := g.client().Do(req)
 		if err != nil {
-			return transient{err}
+			return hub.Transient{Err: err}
 		}
 		defer resp.Body.Close()
 		if err := g.statusError(u, resp, hint); err != nil {
@@ -367,22 +361,11 @@ func (g *GitLab) call(ctx context.Context, method, u string, body any, hint func
 		}
 		out, err = io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 		if err != nil {
-			return transient{err}
+			return hub.Transient{Err: err}
 		}
 		return nil
 	})
 	return out, err
-}
-
-type transient struct{ err error }
-
-func (t transient) Error() string { return t.err.Error() }
-func (t transient) Unwrap() error { return t.err }
-
-type retryable struct {
-	*GitLabError
-	wait  time.Duration
-	asked bool // the server named the wait (Retry-After)
 }
 
 func (g *GitLab) statusError(u string, resp *http.Response, hint func(int) string) error {
@@ -422,14 +405,7 @@ func (g *GitLab) statusError(u string, resp *http.Response, hint func(int) strin
 			e.Hint = h
 		}
 	}
-	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
-		r := &retryable{GitLabError: e}
-		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s >= 0 {
-			r.wait, r.asked = time.Duration(s)*time.Second, true
-		}
-		return r
-	}
-	return e
+	return hub.RetryLater(resp, e)
 }
 
 // redactURL drops a URL's query signature-like parts: object storage
@@ -449,69 +425,8 @@ func redactURL(u string) string {
 	return p.String()
 }
 
-const maxWait = time.Minute
-
 func (g *GitLab) retry(ctx context.Context, u string, try func() error) error {
-	retries, wait := g.Retries, g.Backoff
-	if retries == 0 {
-		retries = 5
-	}
-	if wait == 0 {
-		wait = time.Second
-	}
-	for attempt := 0; ; attempt++ {
-		err := try()
-		sleep := wait
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if err == nil {
-			return nil
-		}
-		var rl *retryable
-		var tr transient
-		switch {
-		case errors.As(err, &rl):
-			if attempt >= retries {
-				return rl.GitLabError
-			}
-			if rl.asked {
-				sleep = min(rl.wait, maxWait)
-			}
-		case errors.As(err, &tr):
-			if attempt >= retries {
-				return fmt.Errorf("%s: %w (after %d tries)", redactURL(u), tr.err, attempt+1)
-			}
-		default:
-			return err
-		}
-		if g.Log != nil {
-			msg := err.Error()
-			if !strings.HasPrefix(msg, redactURL(u)) {
-				msg = redactURL(u) + ": " + msg
-			}
-			fmt.Fprintf(g.Log, "gitlab: %s; retrying in %s\n", msg, sleep)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(sleep):
-		}
-		wait = min(wait*2, maxWait)
-	}
-}
-
-type meteredReader struct {
-	r     io.Reader
-	n     int64
-	meter progress.Meter
-}
-
-func (m *meteredReader) Read(p []byte) (int, error) {
-	n, err := m.r.Read(p)
-	m.n += int64(n)
-	m.meter.Add(int64(n))
-	return n, err
+	return hub.Retrier{Retries: g.Retries, Backoff: g.Backoff, Log: g.Log, Service: "gitlab"}.Do(ctx, redactURL(u), try)
 }
 
 func fileSize(p string) int64 {

@@ -2,68 +2,36 @@ package datastore
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
-	"io"
 	"maps"
-	"os"
 	"slices"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
 
+	"github.com/nemo-gym-go/gym/internal/prepare"
 	"github.com/nemo-gym-go/gym/internal/pyjson"
 )
 
 // copyParquetRows writes every row of a parquet file as a JSON line, as
 // Python's json.dumps writes a dict: columns and struct fields in the
 // schema's order.
-func copyParquetRows(p, name string, w *bufio.Writer) (err error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	// A file the reader cannot decode is an error naming it, not a crash.
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%s: not a readable parquet file: %v", name, r)
+func copyParquetRows(p, name string, w *bufio.Writer) error {
+	n := 0
+	return prepare.ParquetRows(p, name, func(schema *parquet.Schema, pr parquet.Row) error {
+		n++
+		row := map[string]any{}
+		if err := schema.Reconstruct(&row, pr); err != nil {
+			return fmt.Errorf("%s: row %d: %w", name, n, err)
 		}
-	}()
-	pf, err := parquet.OpenFile(f, st.Size())
-	if err != nil {
-		return fmt.Errorf("%s: not a parquet file: %w", name, err)
-	}
-	schema := pf.Schema()
-	r := parquet.NewReader(pf)
-	defer r.Close()
-	buf := make([]parquet.Row, 256)
-	for n := 0; ; {
-		got, readErr := r.ReadRows(buf)
-		for _, pr := range buf[:got] {
-			n++
-			row := map[string]any{}
-			if err := schema.Reconstruct(&row, pr); err != nil {
-				return fmt.Errorf("%s: row %d: %w", name, n, err)
-			}
-			line, err := pyjson.Dumps(ordered(row, schema), false)
-			if err != nil {
-				return fmt.Errorf("%s: row %d: %w", name, n, err)
-			}
-			w.Write(line)
-			w.WriteByte('\n')
+		line, err := pyjson.Dumps(ordered(row, schema), false)
+		if err != nil {
+			return fmt.Errorf("%s: row %d: %w", name, n, err)
 		}
-		if errors.Is(readErr, io.EOF) {
-			return nil
-		}
-		if readErr != nil {
-			return fmt.Errorf("%s: %w", name, readErr)
-		}
-	}
+		w.Write(line)
+		w.WriteByte('\n')
+		return nil
+	})
 }
 
 // ordered turns a reconstructed value into one pyjson writes in the

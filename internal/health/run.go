@@ -22,6 +22,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/nemo-gym-go/gym/internal/config/tree"
 )
 
 // The report files, written into the run directory.
@@ -54,7 +56,7 @@ func (k key) appendJSON(b []byte) []byte {
 	case k.none:
 		return append(b, "null"...)
 	case k.isStr:
-		return appendString(b, k.s)
+		return tree.AppendOrjsonString(b, k.s)
 	}
 	return strconv.AppendInt(b, k.n, 10)
 }
@@ -684,114 +686,48 @@ func reduce(digests []*Digest, ignoredList []string, ignored map[string]bool) *s
 }
 
 // jw writes orjson's layouts: compact (indent "") or OPT_INDENT_2.
-type jw struct {
-	b      []byte
-	indent string
-	depth  int
-	first  []bool
-}
+type jw struct{ tree.OrjsonWriter }
 
-func (w *jw) open(c byte) {
-	w.b = append(w.b, c)
-	w.depth++
-	w.first = append(w.first, true)
-}
-
-func (w *jw) close(c byte) {
-	empty := w.first[len(w.first)-1]
-	w.first = w.first[:len(w.first)-1]
-	w.depth--
-	if !empty {
-		w.nl()
-	}
-	w.b = append(w.b, c)
-}
-
-func (w *jw) nl() {
-	if w.indent == "" {
+// key starts an object member, or with "\x00" a list element.
+func (w *jw) key(k string) {
+	if k == "\x00" {
+		w.Element()
 		return
 	}
-	w.b = append(w.b, '\n')
-	for range w.depth {
-		w.b = append(w.b, w.indent...)
-	}
-}
-
-func (w *jw) key(k string) {
-	if !w.first[len(w.first)-1] {
-		w.b = append(w.b, ',')
-	}
-	w.first[len(w.first)-1] = false
-	w.nl()
-	if k != "\x00" {
-		w.b = appendString(w.b, k)
-		w.b = append(w.b, ':')
-		if w.indent != "" {
-			w.b = append(w.b, ' ')
-		}
-	}
+	w.Key(k)
 }
 
 func (w *jw) value(v any) {
 	switch x := v.(type) {
 	case nil:
-		w.b = append(w.b, "null"...)
+		w.B = append(w.B, "null"...)
 	case string:
-		w.b = appendString(w.b, x)
+		w.B = tree.AppendOrjsonString(w.B, x)
 	case int:
-		w.b = strconv.AppendInt(w.b, int64(x), 10)
+		w.B = strconv.AppendInt(w.B, int64(x), 10)
 	case int64:
-		w.b = strconv.AppendInt(w.b, x, 10)
+		w.B = strconv.AppendInt(w.B, x, 10)
 	case bool:
-		w.b = strconv.AppendBool(w.b, x)
+		w.B = strconv.AppendBool(w.B, x)
 	case []string:
-		w.open('[')
+		w.Open('[')
 		for _, s := range x {
 			w.key("\x00")
 			w.value(s)
 		}
-		w.close(']')
+		w.Close(']')
 	case []kv:
-		w.open('{')
+		w.Open('{')
 		for _, m := range x {
 			w.key(m.key)
 			w.value(m.val)
 		}
-		w.close('}')
+		w.Close('}')
 	}
-}
-
-// appendString writes s as orjson does: UTF-8 kept, quotes, backslashes
-// and control characters escaped.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	for _, r := range s {
-		switch {
-		case r == '"':
-			b = append(b, '\\', '"')
-		case r == '\\':
-			b = append(b, '\\', '\\')
-		case r == '\n':
-			b = append(b, '\\', 'n')
-		case r == '\r':
-			b = append(b, '\\', 'r')
-		case r == '\t':
-			b = append(b, '\\', 't')
-		case r == '\b':
-			b = append(b, '\\', 'b')
-		case r == '\f':
-			b = append(b, '\\', 'f')
-		case r < 0x20:
-			b = fmt.Appendf(b, `\u%04x`, r)
-		default:
-			b = utf8.AppendRune(b, r)
-		}
-	}
-	return append(b, '"')
 }
 
 func (s *summary) json(indent string) []byte {
-	w := &jw{indent: indent}
+	w := &jw{tree.OrjsonWriter{Indent: indent}}
 	counts := func(m map[string]*coverage, id string) []kv {
 		c := m[id]
 		return []kv{{"evaluated", c.evaluated}, {"unobserved", c.unobserved}, {"ignored", c.ignored}}
@@ -823,7 +759,7 @@ func (s *summary) json(indent string) []byte {
 		}},
 		{"tasks", tasks},
 	})
-	return w.b
+	return w.B
 }
 
 func mapKeys(m map[string]int) func(func(string) bool) {
@@ -865,17 +801,17 @@ func writeVerdicts(path string, digests []*Digest) error {
 	bw := bufio.NewWriter(f)
 	for _, d := range sorted {
 		w := &jw{}
-		w.open('{')
+		w.Open('{')
 		w.key("_ng_task_index")
-		w.b = d.Task.appendJSON(w.b)
+		w.B = d.Task.appendJSON(w.B)
 		w.key("_ng_rollout_index")
-		w.b = d.Rollout.appendJSON(w.b)
+		w.B = d.Rollout.appendJSON(w.B)
 		w.key("rollout_id")
 		w.value(d.RolloutID)
 		w.key("verdict")
 		w.value(d.Verdict)
 		w.key("findings")
-		w.open('[')
+		w.Open('[')
 		for _, fd := range d.Findings {
 			w.key("\x00")
 			m := []kv{{"check", fd.Check}}
@@ -885,16 +821,16 @@ func writeVerdicts(path string, digests []*Digest) error {
 			m = append(m, kv{"detail", orEmpty(fd.Detail)})
 			w.value(m)
 		}
-		w.close(']')
+		w.Close(']')
 		w.key("unobserved")
 		w.value(orEmptyStrings(d.Unobserved))
 		if !d.Stage.none {
 			w.key("stage_index")
-			w.b = d.Stage.appendJSON(w.b)
+			w.B = d.Stage.appendJSON(w.B)
 		}
-		w.close('}')
-		w.b = append(w.b, '\n')
-		bw.Write(w.b)
+		w.Close('}')
+		w.B = append(w.B, '\n')
+		bw.Write(w.B)
 	}
 	if err := bw.Flush(); err != nil {
 		f.Close()

@@ -310,7 +310,7 @@ func (c *Client) getJSON(ctx context.Context, u string, hint func(int) string) (
 		c.authorize(req)
 		resp, err := c.httpClient().Do(req)
 		if err != nil {
-			return transient{err}
+			return Transient{err}
 		}
 		defer resp.Body.Close()
 		if err := c.statusError(u, resp, hint); err != nil {
@@ -318,7 +318,7 @@ func (c *Client) getJSON(ctx context.Context, u string, hint func(int) string) (
 		}
 		body, err = io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 		if err != nil {
-			return transient{err}
+			return Transient{err}
 		}
 		next = nextLink(resp.Header.Get("Link"))
 		return nil
@@ -343,26 +343,17 @@ func nextLink(h string) string {
 	return ""
 }
 
-func (c *Client) authorize(req *http.Request) {
-	if c.Token == "" {
+func (c *Client) authorize(req *http.Request) { Authorize(req, c.endpoint(), c.Token) }
+
+// Authorize sends token as req's bearer token when req goes to base's
+// scheme and host, and to no other; "" sends none.
+func Authorize(req *http.Request, base, token string) {
+	if token == "" {
 		return
 	}
-	if base, err := url.Parse(c.endpoint()); err == nil && req.URL.Scheme == base.Scheme && req.URL.Host == base.Host {
-		req.Header.Set("Authorization", "Bearer "+c.Token)
+	if b, err := url.Parse(base); err == nil && req.URL.Scheme == b.Scheme && req.URL.Host == b.Host {
+		req.Header.Set("Authorization", "Bearer "+token)
 	}
-}
-
-// transient marks an error worth another try.
-type transient struct{ err error }
-
-func (t transient) Error() string { return t.err.Error() }
-func (t transient) Unwrap() error { return t.err }
-
-// rateLimited is a 429 or 5xx, with the wait the server asked for.
-type rateLimited struct {
-	StatusError
-	wait  time.Duration
-	asked bool // the server named the wait (Retry-After)
 }
 
 func (c *Client) statusError(u string, resp *http.Response, hint func(int) string) error {
@@ -387,71 +378,13 @@ func (c *Client) statusError(u string, resp *http.Response, hint func(int) strin
 			e.Hint = h
 		}
 	}
-	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
-		rl := &rateLimited{StatusError: e}
-		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s >= 0 {
-			rl.wait, rl.asked = time.Duration(s)*time.Second, true
-		}
-		return rl
-	}
-	return &e
+	return RetryLater(resp, &e)
 }
 
 // retry runs try until it succeeds, fails for good, or the retries are spent.
 func (c *Client) retry(ctx context.Context, u string, try func() error) error {
-	retries, wait := c.Retries, c.Backoff
-	if retries == 0 {
-		retries = 5
-	}
-	if wait == 0 {
-		wait = time.Second
-	}
-	for attempt := 0; ; attempt++ {
-		err := try()
-		sleep := wait
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if err == nil {
-			return nil
-		}
-		var rl *rateLimited
-		var tr transient
-		switch {
-		case errors.As(err, &rl):
-			if attempt >= retries {
-				return &rl.StatusError
-			}
-			// The server's own Retry-After is the wait it asked for;
-			// without one, the backoff.
-			if rl.asked {
-				sleep = min(rl.wait, maxWait)
-			}
-		case errors.As(err, &tr):
-			if attempt >= retries {
-				return fmt.Errorf("%s: %w (after %d tries)", u, tr.err, attempt+1)
-			}
-		default:
-			return err
-		}
-		if c.Log != nil {
-			msg := err.Error()
-			if !strings.HasPrefix(msg, u) {
-				msg = u + ": " + msg
-			}
-			fmt.Fprintf(c.Log, "hub: %s; retrying in %s\n", msg, sleep)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(sleep):
-		}
-		wait = min(wait*2, maxWait)
-	}
+	return Retrier{Retries: c.Retries, Backoff: c.Backoff, Log: c.Log, Service: "hub"}.Do(ctx, u, try)
 }
-
-// maxWait bounds one wait between tries, whatever Retry-After asks.
-const maxWait = time.Minute
 
 // Download returns the local path of a Hub file, downloading it unless
 // the cache holds the version the Hub names by ETag. A cut-off download
@@ -553,7 +486,7 @@ func (c *Client) head(ctx context.Context, fileURL string) (meta, error) {
 		c.authorize(req)
 		resp, err := noFollow.Do(req)
 		if err != nil {
-			return meta{}, transient{err}
+			return meta{}, Transient{err}
 		}
 		resp.Body.Close()
 		m := meta{etag: firstHeader(resp.Header, "X-Linked-Etag", "ETag"), size: -1, source: u}
@@ -615,7 +548,7 @@ func (c *Client) fetchInto(ctx context.Context, fileURL string, m meta, part str
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return transient{err}
+		return Transient{err}
 	}
 	defer resp.Body.Close()
 	flags := os.O_WRONLY | os.O_CREATE
@@ -623,12 +556,12 @@ func (c *Client) fetchInto(ctx context.Context, fileURL string, m meta, part str
 	case resp.StatusCode == http.StatusPartialContent && have > 0:
 		if !strings.HasPrefix(resp.Header.Get("Content-Range"), "bytes "+strconv.FormatInt(have, 10)+"-") {
 			os.Remove(part)
-			return transient{errors.New("the server resumed at another offset; starting again")}
+			return Transient{errors.New("the server resumed at another offset; starting again")}
 		}
 		flags |= os.O_APPEND
 	case resp.StatusCode == http.StatusRequestedRangeNotSatisfiable:
 		os.Remove(part)
-		return transient{errors.New("the partial download no longer matches; starting again")}
+		return Transient{errors.New("the partial download no longer matches; starting again")}
 	default:
 		if err := c.statusError(fileURL, resp, nil); err != nil {
 			return err
@@ -644,16 +577,16 @@ func (c *Client) fetchInto(ctx context.Context, fileURL string, m meta, part str
 	if flags&os.O_APPEND != 0 {
 		meter.Add(have)
 	}
-	_, copyErr := io.Copy(f, &countingReader{r: resp.Body, meter: meter})
+	_, copyErr := io.Copy(f, &progress.Reader{R: resp.Body, Meter: meter})
 	meter.Finish()
 	if err := f.Close(); err != nil {
 		return err
 	}
 	if copyErr != nil {
-		return transient{copyErr}
+		return Transient{copyErr}
 	}
 	if m.size >= 0 && fileSize(part) < m.size {
-		return transient{fmt.Errorf("the download stopped at %d of %d bytes", fileSize(part), m.size)}
+		return Transient{fmt.Errorf("the download stopped at %d of %d bytes", fileSize(part), m.size)}
 	}
 	return nil
 }

@@ -68,7 +68,7 @@ func (c *Client) call(ctx context.Context, method, u, contentType string, body f
 		c.authorize(req)
 		resp, err := c.httpClient().Do(req)
 		if err != nil {
-			return transient{err}
+			return Transient{err}
 		}
 		defer resp.Body.Close()
 		if err := c.statusError(u, resp, hint); err != nil {
@@ -80,7 +80,7 @@ func (c *Client) call(ctx context.Context, method, u, contentType string, body f
 		}
 		out, err = io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 		if err != nil {
-			return transient{err}
+			return Transient{err}
 		}
 		return nil
 	})
@@ -564,7 +564,7 @@ func (c *Client) putPartETag(ctx context.Context, up *upload, href string, off, 
 			return err
 		}
 		defer r.Close()
-		counted := &countingReader{r: io.NewSectionReader(readerAt{r}, off, n), meter: meter}
+		counted := &progress.Reader{R: io.NewSectionReader(readerAt{r}, off, n), Meter: meter}
 		req, err := http.NewRequestWithContext(ctx, http.MethodPut, href, counted)
 		if err != nil {
 			return fmt.Errorf("%s: bad upload URL", name)
@@ -573,16 +573,16 @@ func (c *Client) putPartETag(ctx context.Context, up *upload, href string, off, 
 		c.authorize(req)
 		resp, err := c.httpClient().Do(req)
 		if err != nil {
-			meter.Add(-counted.n) // a retry sends these bytes again
+			meter.Add(-counted.N) // a retry sends these bytes again
 			var ue *url.Error
 			if errors.As(err, &ue) {
 				err = ue.Err
 			}
-			return transient{err}
+			return Transient{err}
 		}
 		defer resp.Body.Close()
 		if err := c.statusError(name, resp, nil); err != nil {
-			meter.Add(-counted.n)
+			meter.Add(-counted.N)
 			return err
 		}
 		etag = strings.Trim(resp.Header.Get("ETag"), `"`)
@@ -599,19 +599,6 @@ func (ra readerAt) ReadAt(p []byte, off int64) (int, error) {
 		return 0, err
 	}
 	return io.ReadFull(ra.r, p)
-}
-
-type countingReader struct {
-	r     io.Reader
-	n     int64
-	meter progress.Meter
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	c.meter.Add(int64(n))
-	return n, err
 }
 
 func (c *Client) meter(label string, total int64) progress.Meter {

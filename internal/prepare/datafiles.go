@@ -111,9 +111,32 @@ func splitOf(p string) string {
 // cardPatterns reads the data_files of config's split from a dataset
 // card's YAML header; nil when the card declares no configs.
 func cardPatterns(readme []byte, config, split string) ([]*regexp.Regexp, error) {
+	files, declared, err := cardDataFiles(readme, config)
+	if err != nil || !declared {
+		return nil, err
+	}
+	if files == nil {
+		return nil, fmt.Errorf("README.md declares no config %s", config)
+	}
+	globs, err := splitGlobs(files, split)
+	if err != nil {
+		return nil, fmt.Errorf("README.md config %s: %w", config, err)
+	}
+	res := []*regexp.Regexp{} // declared, even with no pattern for this split
+	for _, g := range globs {
+		res = append(res, globRegexp(g))
+	}
+	return res, nil
+}
+
+// cardDataFiles finds config's data_files in a dataset card's YAML
+// header (a config without a name is "default"); declared tells whether
+// the card declares any config, files is nil when it does not declare
+// this one.
+func cardDataFiles(readme []byte, config string) (files *yaml.Node, declared bool, err error) {
 	header, ok := frontMatter(readme)
 	if !ok {
-		return nil, nil
+		return nil, false, nil
 	}
 	var card struct {
 		Configs []struct {
@@ -122,29 +145,17 @@ func cardPatterns(readme []byte, config, split string) ([]*regexp.Regexp, error)
 		} `yaml:"configs"`
 	}
 	if err := yaml.Unmarshal(header, &card); err != nil {
-		return nil, fmt.Errorf("README.md's YAML header: %w", err)
-	}
-	if len(card.Configs) == 0 {
-		return nil, nil
+		return nil, false, fmt.Errorf("README.md's YAML header: %w", err)
 	}
 	for _, c := range card.Configs {
 		if c.Name == "" {
 			c.Name = "default"
 		}
-		if c.Name != config {
-			continue
+		if c.Name == config {
+			return &c.DataFiles, true, nil
 		}
-		globs, err := splitGlobs(&c.DataFiles, split)
-		if err != nil {
-			return nil, fmt.Errorf("README.md config %s: %w", config, err)
-		}
-		res := []*regexp.Regexp{} // declared, even with no pattern for this split
-		for _, g := range globs {
-			res = append(res, globRegexp(g))
-		}
-		return res, nil
 	}
-	return nil, fmt.Errorf("README.md declares no config %s", config)
+	return nil, len(card.Configs) > 0, nil
 }
 
 // splitGlobs reads data_files: a pattern or list of them (all "train"),
@@ -271,43 +282,24 @@ func DefaultConfig(readme []byte) (string, error) {
 // its order ("train" alone for bare patterns); nil when the card declares
 // no configs, so splits come from file names.
 func CardSplits(readme []byte, config string) ([]string, error) {
-	header, ok := frontMatter(readme)
-	if !ok {
-		return nil, nil
+	n, _, err := cardDataFiles(readme, config)
+	if err != nil || n == nil {
+		return nil, err
 	}
-	var card struct {
-		Configs []struct {
-			Name      string    `yaml:"config_name"`
-			DataFiles yaml.Node `yaml:"data_files"`
-		} `yaml:"configs"`
+	if n.Kind == yaml.ScalarNode || (n.Kind == yaml.SequenceNode && len(n.Content) > 0 && n.Content[0].Kind == yaml.ScalarNode) {
+		return []string{"train"}, nil
 	}
-	if err := yaml.Unmarshal(header, &card); err != nil {
-		return nil, fmt.Errorf("README.md's YAML header: %w", err)
+	var splits []string
+	for _, it := range n.Content {
+		var entry struct {
+			Split string `yaml:"split"`
+		}
+		if err := it.Decode(&entry); err != nil {
+			return nil, fmt.Errorf("README.md config %s: line %d: %w", config, it.Line, err)
+		}
+		if entry.Split != "" && !slices.Contains(splits, entry.Split) {
+			splits = append(splits, entry.Split)
+		}
 	}
-	for _, c := range card.Configs {
-		if c.Name == "" {
-			c.Name = "default"
-		}
-		if c.Name != config {
-			continue
-		}
-		n := &c.DataFiles
-		if n.Kind == yaml.ScalarNode || (n.Kind == yaml.SequenceNode && len(n.Content) > 0 && n.Content[0].Kind == yaml.ScalarNode) {
-			return []string{"train"}, nil
-		}
-		var splits []string
-		for _, it := range n.Content {
-			var entry struct {
-				Split string `yaml:"split"`
-			}
-			if err := it.Decode(&entry); err != nil {
-				return nil, fmt.Errorf("README.md config %s: line %d: %w", config, it.Line, err)
-			}
-			if entry.Split != "" && !slices.Contains(splits, entry.Split) {
-				splits = append(splits, entry.Split)
-			}
-		}
-		return splits, nil
-	}
-	return nil, nil
+	return splits, nil
 }

@@ -15,9 +15,21 @@ import (
 type Row map[string]any
 
 // readParquet calls each with every row of the parquet file at path, in
-// file order. A file the reader cannot decode is an error naming it,
-// never a crash.
-func readParquet(path string, each func(Row) error) (err error) {
+// file order.
+func readParquet(path string, each func(Row) error) error {
+	return ParquetRows(path, path, func(schema *parquet.Schema, pr parquet.Row) error {
+		row := Row{}
+		if err := schema.Reconstruct((*map[string]any)(&row), pr); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		return each(row)
+	})
+}
+
+// ParquetRows calls each with every row of the parquet file at path, in
+// file order, and the file's schema to read it by. Errors name the file
+// as name. A file the reader cannot decode is an error, never a crash.
+func ParquetRows(path, name string, each func(*parquet.Schema, parquet.Row) error) (err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -29,12 +41,12 @@ func readParquet(path string, each func(Row) error) (err error) {
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("%s: not a readable parquet file: %v", path, r)
+			err = fmt.Errorf("%s: not a readable parquet file: %v", name, r)
 		}
 	}()
 	pf, err := parquet.OpenFile(f, st.Size())
 	if err != nil {
-		return fmt.Errorf("%s: not a parquet file: %w", path, err)
+		return fmt.Errorf("%s: not a parquet file: %w", name, err)
 	}
 	schema := pf.Schema()
 	r := parquet.NewReader(pf)
@@ -43,11 +55,7 @@ func readParquet(path string, each func(Row) error) (err error) {
 	for {
 		n, readErr := r.ReadRows(buf)
 		for _, pr := range buf[:n] {
-			row := Row{}
-			if err := schema.Reconstruct((*map[string]any)(&row), pr); err != nil {
-				return fmt.Errorf("%s: %w", path, err)
-			}
-			if err := each(row); err != nil {
+			if err := each(schema, pr); err != nil {
 				return err
 			}
 		}
@@ -55,7 +63,7 @@ func readParquet(path string, each func(Row) error) (err error) {
 			return nil
 		}
 		if readErr != nil {
-			return fmt.Errorf("%s: %w", path, readErr)
+			return fmt.Errorf("%s: %w", name, readErr)
 		}
 	}
 }

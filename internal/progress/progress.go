@@ -88,19 +88,24 @@ const (
 	jsonMinGap = time.Second
 )
 
+// timing is o's clock and interval between plain lines, defaulted.
+func (o Options) timing() (func() time.Time, time.Duration) {
+	now, interval := o.Now, o.Interval
+	if now == nil {
+		now = time.Now
+	}
+	if interval <= 0 {
+		interval = defaultInterval
+	}
+	return now, interval
+}
+
 // New returns the Reporter for o.Mode writing to o.Out.
 func New(o Options) Reporter {
 	if o.Out == nil || o.Mode == None {
 		return silent{}
 	}
-	now := o.Now
-	if now == nil {
-		now = time.Now
-	}
-	interval := o.Interval
-	if interval <= 0 {
-		interval = defaultInterval
-	}
+	now, interval := o.timing()
 	switch o.Mode {
 	case Terminal:
 		out := o.Out

@@ -33,14 +33,7 @@ func NewMeter(o Options, label string, total int64) Meter {
 	if o.Out == nil || (o.Mode != Plain && o.Mode != Terminal) {
 		return NoMeter
 	}
-	now := o.Now
-	if now == nil {
-		now = time.Now
-	}
-	interval := o.Interval
-	if interval <= 0 {
-		interval = defaultInterval
-	}
+	now, interval := o.timing()
 	if o.Mode == Terminal {
 		interval = 200 * time.Millisecond
 	}
@@ -132,4 +125,19 @@ func appendBytes(b []byte, n int64) []byte {
 	}
 	b = strconv.AppendFloat(b, f, 'f', 1, 64)
 	return append(b, [...]string{"", " KiB", " MiB", " GiB", " TiB"}[unit]...)
+}
+
+// Reader counts into Meter the bytes read through it; N is their sum,
+// for a failed try to take back.
+type Reader struct {
+	R     io.Reader
+	Meter Meter
+	N     int64
+}
+
+func (r *Reader) Read(p []byte) (int, error) {
+	n, err := r.R.Read(p)
+	r.N += int64(n)
+	r.Meter.Add(int64(n))
+	return n, err
 }

@@ -89,7 +89,7 @@ func acrossRepeats(repeats []*Metrics, agent *Metrics) {
 	seen := map[string]bool{}
 	for _, r := range repeats {
 		for _, k := range r.Keys() {
-			if !seen[k] && repeatAggregatable(k) {
+			if !seen[k] && PrimaryMetric(k) {
 				if _, isNum := r.Float(k); isNum {
 					seen[k] = true
 					names = append(names, k)
@@ -118,9 +118,10 @@ func acrossRepeats(repeats []*Metrics, agent *Metrics) {
 	}
 }
 
-// repeatAggregatable is nemo-gym's is_primary_metric: a point estimate,
-// not a statistic of one, an uncertainty or bookkeeping.
-func repeatAggregatable(name string) bool {
+// PrimaryMetric is nemo-gym's is_primary_metric: a point estimate, fit
+// to aggregate across repeats and to compare between runs, not a
+// statistic of one, an uncertainty or bookkeeping.
+func PrimaryMetric(name string) bool {
 	switch name {
 	case TaskIndexKey, RolloutIndexKey, "_ng_attempt_index", "sample_count", "missing_count", "num_repeats", "token_usage_version":
 		return false

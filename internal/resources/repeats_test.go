@@ -59,15 +59,17 @@ func TestRepeatLevelMetrics(t *testing.T) {
 	}
 }
 
-func TestRepeatAggregatable(t *testing.T) {
+func TestPrimaryMetric(t *testing.T) {
 	for name, want := range map[string]bool{
-		"mean/reward": true, "pass@1": true, "accuracy": true,
-		"std/reward": false, "sem/reward": false, "p25/reward": false, "ci_low_95/reward": false,
-		"pass@4/std_dev_across_runs": false, "x/ci_upper": false, "sample_count": false, "num_repeats": false,
-		"_ng_rollout_index": false, "mean_across_repeats/mean/reward": false,
+		"mean/reward": true, "pass@1": true, "pass@1[avg-of-4]/accuracy": true, "accuracy": true,
+		"max/reward": false, "std/reward": false, "sem/reward": false, "se/x": false, "p25/reward": false,
+		"ci_low_95/reward": false, "histogram/reward": false, "reward/p95": false, "x/ci_low_95": false,
+		"x/ci_upper": false, "acc_ci95_upper": false, "pass@4/std_dev_across_runs": false, "pass@4/std_err_across_runs": false,
+		"mean_across_repeats/mean/reward": false, "ci_low_95_across_repeats/mean/reward": false,
+		"num_repeats": false, "sample_count": false, "_ng_task_index": false, "_ng_rollout_index": false, "x/_ng_attempt_index": false,
 	} {
-		if got := repeatAggregatable(name); got != want {
-			t.Errorf("repeatAggregatable(%q) = %v, want %v", name, got, want)
+		if got := PrimaryMetric(name); got != want {
+			t.Errorf("PrimaryMetric(%q) = %v, want %v", name, got, want)
 		}
 	}
 }

@@ -87,9 +87,7 @@ func (e *MaskFractionError) Error() string {
 // Summary counts what a collection did.
 type Summary struct {
 	Rollouts int // materialized rollouts
-	Cached   int // already in the output from an earlier run
-	Terminal int // failed for good in an earlier run
-	Maxed    int // out of attempts
+	Standings
 	// This run's rollouts.
 	Dispatched, Succeeded, Failed, RequestFailed, NotPersisted int
 }
@@ -125,25 +123,14 @@ func collect(ctx context.Context, p Paths, resume bool, o CollectOptions) (*Summ
 			return lr.errorf("a materialized row lacks %s or %s; materialize again without --resume", TaskIndexKey, RolloutIndexKey)
 		}
 		sum.Rollouts++
-		switch st.standing(k, o.MaxAttempts) {
-		case standingDone:
-			sum.Cached++
-		case standingTerminal:
-			sum.Terminal++
-		case standingMaxed:
-			sum.Maxed++
-		}
+		sum.count(st, k, o.MaxAttempts)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	if resume && o.Log != nil {
-		fmt.Fprintf(o.Log, "Resuming: %d rollouts materialized; %d already done; %d failed attempts before; %d failed for good; %d out of attempts (NEMO_GYM_MAX_ROLLOUT_ATTEMPTS=%d); %d to run.\n",
-			sum.Rollouts, sum.Cached, sumValues(st.attempts), sum.Terminal, sum.Maxed, o.MaxAttempts, sum.Rollouts-sum.Cached-sum.Terminal-sum.Maxed)
-		if st.repaired > 0 {
-			fmt.Fprintf(o.Log, "Cut %d bytes of a line torn by an interrupted write off the end of the results.\n", st.repaired)
-		}
+		st.logResume(o.Log, sum.Rollouts, "materialized", sum.Standings, o.MaxAttempts)
 	}
 
 	out, err := openAppender(p.Output)

@@ -61,6 +61,35 @@ func (st *resumeState) standing(k key, maxAttempts int) standing {
 	return standingToRun
 }
 
+// Standings counts rollouts by where the earlier runs left them.
+type Standings struct {
+	Cached   int // already in the output from an earlier run
+	Terminal int // failed for good in an earlier run
+	Maxed    int // out of attempts
+}
+
+// count adds where k stands to s.
+func (s *Standings) count(st *resumeState, k key, maxAttempts int) {
+	switch st.standing(k, maxAttempts) {
+	case standingDone:
+		s.Cached++
+	case standingTerminal:
+		s.Terminal++
+	case standingMaxed:
+		s.Maxed++
+	}
+}
+
+// logResume tells what a resumed run of n rollouts (described by what)
+// finds: done, failed, out of attempts, and what is left to run.
+func (st *resumeState) logResume(w io.Writer, n int, what string, s Standings, maxAttempts int) {
+	fmt.Fprintf(w, "Resuming: %d rollouts %s; %d already done; %d failed attempts before; %d failed for good; %d out of attempts (NEMO_GYM_MAX_ROLLOUT_ATTEMPTS=%d); %d to run.\n",
+		n, what, s.Cached, sumValues(st.attempts), s.Terminal, s.Maxed, maxAttempts, n-s.Cached-s.Terminal-s.Maxed)
+	if st.repaired > 0 {
+		fmt.Fprintf(w, "Cut %d bytes of a line torn by an interrupted write off the end of the results.\n", st.repaired)
+	}
+}
+
 // readResume reads the output and failures files of an earlier run, first
 // cutting off a line torn by a kill. A malformed complete line is an error
 // naming it: the files are the run's results, and guessing past damage

@@ -300,12 +300,13 @@ type ReverifySummary struct {
 	Unsafe  bool
 	Warning string
 	// Seeded are the successes carried into the output (--judge-failed-only).
-	Seeded                            int
-	Selected, Cached, Terminal, Maxed int
-	Dispatched, Succeeded, Failed     int
-	RequestFailed, NotPersisted       int
-	FailureCounts                     map[string]int
-	MetricsWritten                    bool
+	Seeded   int
+	Selected int
+	Standings
+	Dispatched, Succeeded, Failed int
+	RequestFailed, NotPersisted   int
+	FailureCounts                 map[string]int
+	MetricsWritten                bool
 }
 
 // Run checks the resources servers' reverify_mode, prepares the output,
@@ -362,25 +363,14 @@ func (p *ReverifyPlan) Run(ctx context.Context) (*ReverifySummary, error) {
 		fmt.Fprintf(o.Log, "Recovery mode: seeded %d successful rollout(s) into %s\n", n, paths.Output)
 	}
 	err := p.walk(func(_ *lineReader, k key, _ []byte) error {
-		switch st.standing(k, o.MaxAttempts) {
-		case standingDone:
-			sum.Cached++
-		case standingTerminal:
-			sum.Terminal++
-		case standingMaxed:
-			sum.Maxed++
-		}
+		sum.count(st, k, o.MaxAttempts)
 		return nil
 	})
 	if err != nil {
 		return sum, err
 	}
 	if o.Resume {
-		fmt.Fprintf(o.Log, "Resuming: %d rollouts to re-verify; %d already done; %d failed attempts before; %d failed for good; %d out of attempts (NEMO_GYM_MAX_ROLLOUT_ATTEMPTS=%d); %d to run.\n",
-			sum.Selected, sum.Cached, sumValues(st.attempts), sum.Terminal, sum.Maxed, o.MaxAttempts, sum.Selected-sum.Cached-sum.Terminal-sum.Maxed)
-		if st.repaired > 0 {
-			fmt.Fprintf(o.Log, "Cut %d bytes of a line torn by an interrupted write off the end of the results.\n", st.repaired)
-		}
+		st.logResume(o.Log, sum.Selected, "to re-verify", sum.Standings, o.MaxAttempts)
 	}
 	if sum.Selected-sum.Cached-sum.Terminal-sum.Maxed == 0 {
 		fmt.Fprintln(o.Log, "WARNING: Nothing to be re-verified.")

@@ -89,6 +89,11 @@ func exampleRow() string {
 // pyJSONLine writes an object as Python's json.dumps does (", " and ": "
 // separators) with its top-level keys in the given order.
 func pyJSONLine(obj map[string]any, keys ...string) string {
+	return pyObject(obj, keys) + "\n"
+}
+
+// pyObject is json.dumps of obj with its keys in this order.
+func pyObject(obj map[string]any, keys []string) string {
 	out := "{"
 	for i, k := range keys {
 		if i > 0 {
@@ -96,7 +101,7 @@ func pyJSONLine(obj map[string]any, keys ...string) string {
 		}
 		out += pyJSON(k) + ": " + pyJSON(obj[k])
 	}
-	return out + "}\n"
+	return out + "}"
 }
 
 // pyJSON is json.dumps of a value built from maps, lists and strings, a
@@ -116,15 +121,7 @@ func pyJSON(v any) string {
 		}
 		return out + "]"
 	case map[string]any:
-		keys := orderedKeys(v)
-		out := "{"
-		for i, k := range keys {
-			if i > 0 {
-				out += ", "
-			}
-			out += pyJSON(k) + ": " + pyJSON(v[k])
-		}
-		return out + "}"
+		return pyObject(v, orderedKeys(v))
 	}
 	b, _ := json.Marshal(v)
 	return string(b)

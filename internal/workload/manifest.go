@@ -497,7 +497,9 @@ func integer(n *tree.Node) (int, string) {
 	return 0, "Input should be a valid integer"
 }
 
-func (o *object) authors(field string) []string {
+// list is a required list field with at least one item; nil, with the
+// problem reported, when it is not one.
+func (o *object) list(field string) *tree.Node {
 	n := o.n.Get(field)
 	switch {
 	case n == nil:
@@ -508,6 +510,14 @@ func (o *object) authors(field string) []string {
 		return nil
 	case len(n.Items) == 0:
 		o.fail(field, "List should have at least 1 item after validation, not 0")
+		return nil
+	}
+	return n
+}
+
+func (o *object) authors(field string) []string {
+	n := o.list(field)
+	if n == nil {
 		return nil
 	}
 	var out []string
@@ -586,16 +596,8 @@ func (o *object) reward(field string) Reward {
 }
 
 func (o *object) datasets(field string) []Dataset {
-	n := o.n.Get(field)
-	switch {
-	case n == nil:
-		o.fail(field, "Field required")
-		return nil
-	case n.Kind != tree.List:
-		o.fail(field, "Input should be a valid list")
-		return nil
-	case len(n.Items) == 0:
-		o.fail(field, "List should have at least 1 item after validation, not 0")
+	n := o.list(field)
+	if n == nil {
 		return nil
 	}
 	var out []Dataset

@@ -114,6 +114,31 @@ type wantProblem struct {
 	msg   string
 }
 
+// checkProblems checks that err is an *InvalidError reporting exactly the
+// problems wanted, files relative to root.
+func checkProblems(t *testing.T, root string, err error, wanted []wantProblem) {
+	t.Helper()
+	var invalid *InvalidError
+	if !errors.As(err, &invalid) {
+		t.Fatalf("err = %v, want an *InvalidError", err)
+	}
+	if len(invalid.Problems) != len(wanted) {
+		t.Errorf("got %d problems, want %d:\n%v", len(invalid.Problems), len(wanted), err)
+	}
+	for _, want := range wanted {
+		found := false
+		for _, p := range invalid.Problems {
+			rel, _ := filepath.Rel(root, p.File)
+			if rel == want.file && p.Line == want.line && p.Field == want.field && strings.Contains(p.Message, want.msg) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no problem %s:%d %s %q in:\n%v", want.file, want.line, want.field, want.msg, err)
+		}
+	}
+}
+
 func edit(path, old, new string) func(workspace) {
 	return func(w workspace) {
 		if !strings.Contains(w[path], old) {
@@ -208,25 +233,7 @@ func TestValidateRules(t *testing.T) {
 				}
 				return
 			}
-			var invalid *InvalidError
-			if !errors.As(err, &invalid) {
-				t.Fatalf("err = %v, want an *InvalidError", err)
-			}
-			if len(invalid.Problems) != len(tc.want) {
-				t.Errorf("got %d problems, want %d:\n%v", len(invalid.Problems), len(tc.want), err)
-			}
-			for _, want := range tc.want {
-				found := false
-				for _, p := range invalid.Problems {
-					rel, _ := filepath.Rel(root, p.File)
-					if rel == want.file && p.Line == want.line && p.Field == want.field && strings.Contains(p.Message, want.msg) {
-						found = true
-					}
-				}
-				if !found {
-					t.Errorf("no problem %s:%d %s %q in:\n%v", want.file, want.line, want.field, want.msg, err)
-				}
-			}
+			checkProblems(t, root, err, tc.want)
 		})
 	}
 }
@@ -359,25 +366,7 @@ func TestValidateBenchmark(t *testing.T) {
 				}
 				return
 			}
-			var invalid *InvalidError
-			if !errors.As(err, &invalid) {
-				t.Fatalf("err = %v", err)
-			}
-			if len(invalid.Problems) != len(tc.want) {
-				t.Errorf("got %d problems, want %d:\n%v", len(invalid.Problems), len(tc.want), err)
-			}
-			for _, want := range tc.want {
-				found := false
-				for _, p := range invalid.Problems {
-					rel, _ := filepath.Rel(root, p.File)
-					if rel == want.file && p.Line == want.line && p.Field == want.field && strings.Contains(p.Message, want.msg) {
-						found = true
-					}
-				}
-				if !found {
-					t.Errorf("no problem %s:%d %s %q in:\n%v", want.file, want.line, want.field, want.msg, err)
-				}
-			}
+			checkProblems(t, root, err, tc.want)
 		})
 	}
 }

@@ -19,7 +19,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
+
+	"github.com/nemo-gym-go/gym/internal/hub/hubtest"
 )
 
 // ProjectID is the project the fake registry belongs to.
@@ -33,14 +34,14 @@ type Server struct {
 	// ReadToken, when set, may read and gets 403 for any write.
 	ReadToken string
 
-	mu       sync.Mutex
-	models   map[string]*model
-	files    map[string][]byte // "versionID/path" → content
-	nextID   int
-	cutOnce  map[string]int
-	stall    map[string]int
-	refusals []int
-	log      []string
+	mu     sync.Mutex
+	models map[string]*model
+	files  map[string][]byte // "versionID/path" → content
+	nextID int
+	log    []string
+	// Faults are served by every request (refusals) and the package
+	// files (downloads, by file path).
+	hubtest.Faults
 }
 
 type model struct {
@@ -49,7 +50,7 @@ type model struct {
 
 // New starts a fake GitLab; stop it with Close.
 func New() *Server {
-	s := &Server{models: map[string]*model{}, files: map[string][]byte{}, cutOnce: map[string]int{}, stall: map[string]int{}, nextID: 1}
+	s := &Server{models: map[string]*model{}, files: map[string][]byte{}, nextID: 1}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	return s
 }
@@ -100,30 +101,6 @@ func (s *Server) Requests() []string {
 	return append([]string(nil), s.log...)
 }
 
-// CutNext makes the next download of file stop after n bytes.
-func (s *Server) CutNext(file string, n int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.cutOnce[file] = n
-}
-
-// StallNext makes the next download of file send n bytes and then
-// nothing, until the client goes away: a transfer a signal interrupts.
-func (s *Server) StallNext(file string, n int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.stall[file] = n
-}
-
-// Refuse answers the next n requests with status (and Retry-After: 0).
-func (s *Server) Refuse(n, status int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for range n {
-		s.refusals = append(s.refusals, status)
-	}
-}
-
 func (s *Server) model(name string) *model {
 	m, ok := s.models[name]
 	if !ok {
@@ -166,11 +143,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		line += " Range: " + rg
 	}
 	s.log = append(s.log, line)
-	if len(s.refusals) > 0 {
-		status := s.refusals[0]
-		s.refusals = s.refusals[1:]
+	if status, ok := s.Refusal(w); ok {
 		s.mu.Unlock()
-		w.Header().Set("Retry-After", "0")
 		http.Error(w, `{"message":"`+http.StatusText(status)+`"}`, status)
 		return
 	}
@@ -327,32 +301,14 @@ func (s *Server) packageFile(w http.ResponseWriter, r *http.Request, rest string
 		w.Write([]byte(`{"message":"201 Created"}`))
 	case http.MethodGet:
 		b, ok := s.files[key]
-		cut, cutting := s.cutOnce[file]
-		delete(s.cutOnce, file)
-		stall, stalling := s.stall[file]
-		delete(s.stall, file)
+		d := s.NextDownload(file)
 		s.mu.Unlock()
 		if !ok {
 			http.Error(w, `{"message":"404 Not Found"}`, http.StatusNotFound)
 			return
 		}
 		w.Header().Set("ETag", fmt.Sprintf(`"%d-%x"`, len(b), checksum(b)))
-		if stalling {
-			w.Header().Set("Content-Length", strconv.Itoa(len(b)))
-			w.WriteHeader(http.StatusOK)
-			w.Write(b[:stall])
-			w.(http.Flusher).Flush()
-			<-r.Context().Done()
-			return
-		}
-		if cutting {
-			w.Header().Set("Content-Length", strconv.Itoa(len(b)))
-			w.WriteHeader(http.StatusOK)
-			w.Write(b[:cut])
-			w.(http.Flusher).Flush()
-			panic(http.ErrAbortHandler)
-		}
-		http.ServeContent(w, r, "", time.Time{}, strings.NewReader(string(b)))
+		d.Serve(w, r, b)
 	default:
 		s.mu.Unlock()
 		http.Error(w, `{"message":"405 Method Not Allowed"}`, http.StatusMethodNotAllowed)

@@ -20,7 +20,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/parquet-go/parquet-go"
 )
@@ -50,13 +49,13 @@ type Server struct {
 	// Commits records every commit made through the API, in order.
 	Commits []Commit
 
-	mu       sync.Mutex
-	files    map[string][]byte // "repo@revision:path" → content
-	parquet  map[string][]string
-	cutOnce  map[string]int // path → bytes to send before cutting the next download
-	corrupt  map[string]bool
-	stall    map[string]int
-	refusals []int // statuses the next Hub requests get, in order
+	mu      sync.Mutex
+	files   map[string][]byte // "repo@revision:path" → content
+	parquet map[string][]string
+	corrupt map[string]bool
+	// Faults are served by the Hub (refusals) and the storage host
+	// (downloads).
+	Faults
 	// Downloads counts storage GETs by file path; Ranges the ones that
 	// asked for a range; StorageAuth the storage requests that carried
 	// an Authorization header (there must be none).
@@ -67,7 +66,7 @@ type Server struct {
 
 // New starts a fake Hub; stop it with Close.
 func New() *Server {
-	s := &Server{files: map[string][]byte{}, parquet: map[string][]string{}, cutOnce: map[string]int{}, corrupt: map[string]bool{}, stall: map[string]int{},
+	s := &Server{files: map[string][]byte{}, parquet: map[string][]string{}, corrupt: map[string]bool{},
 		Downloads: map[string]int{}, Ranges: map[string]int{},
 		repos: map[string]bool{}, heads: map[string]string{}, lfsObjects: map[string][]byte{}, lfsFiles: map[string]bool{},
 		collections: map[string][]CollectionItem{}, prs: map[string]int{}}
@@ -102,21 +101,6 @@ func (s *Server) AddFile(repo, revision, path string, b []byte) {
 	s.files[repo+"@"+revision+":"+path] = b
 }
 
-// CutNext makes the next download of path stop after n bytes.
-func (s *Server) CutNext(path string, n int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.cutOnce[path] = n
-}
-
-// StallNext makes the next download of path send n bytes and then
-// nothing, until the client goes away: a transfer a signal interrupts.
-func (s *Server) StallNext(path string, n int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.stall[path] = n
-}
-
 // Corrupt makes the storage host serve path with its first byte changed
 // from now on, as a broken cache or proxy might.
 func (s *Server) Corrupt(path string) {
@@ -125,23 +109,10 @@ func (s *Server) Corrupt(path string) {
 	s.corrupt[path] = true
 }
 
-// Refuse answers the next n Hub requests with status (and, for a 429 or
-// 5xx, Retry-After: 0).
-func (s *Server) Refuse(n, status int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for range n {
-		s.refusals = append(s.refusals, status)
-	}
-}
-
 func (s *Server) hub(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.refusals) > 0 {
-		status := s.refusals[0]
-		s.refusals = s.refusals[1:]
-		w.Header().Set("Retry-After", "0")
+	if status, ok := s.Refusal(w); ok {
 		http.Error(w, `{"error":"`+http.StatusText(status)+`"}`, status)
 		return
 	}
@@ -371,18 +342,16 @@ func (s *Server) storage(w http.ResponseWriter, r *http.Request) {
 	key := unescape(strings.TrimPrefix(r.URL.EscapedPath(), "/blob/"))
 	b, ok := s.files[key]
 	_, path, _ := strings.Cut(key, ":")
-	cut, cutting := s.cutOnce[path]
-	stall, stalling := s.stall[path]
 	if s.corrupt[path] && len(b) > 0 {
 		b = append([]byte{b[0] ^ 1}, b[1:]...)
 	}
+	var d Download
 	if r.Method == http.MethodGet {
 		s.Downloads[path]++
 		if r.Header.Get("Range") != "" {
 			s.Ranges[path]++
 		}
-		delete(s.cutOnce, path)
-		delete(s.stall, path)
+		d = s.NextDownload(path)
 	}
 	s.mu.Unlock()
 	if !ok || r.URL.Query().Get("X-Amz-Signature") != "signed" {
@@ -390,22 +359,7 @@ func (s *Server) storage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("ETag", `"`+etag(b)+`"`)
-	if stalling && r.Method == http.MethodGet {
-		w.Header().Set("Content-Length", strconv.Itoa(len(b)))
-		w.WriteHeader(http.StatusOK)
-		w.Write(b[:stall])
-		w.(http.Flusher).Flush()
-		<-r.Context().Done()
-		return
-	}
-	if cutting && r.Method == http.MethodGet {
-		w.Header().Set("Content-Length", strconv.Itoa(len(b)))
-		w.WriteHeader(http.StatusOK)
-		w.Write(b[:cut])
-		w.(http.Flusher).Flush()
-		panic(http.ErrAbortHandler)
-	}
-	http.ServeContent(w, r, "", time.Time{}, strings.NewReader(string(b)))
+	d.Serve(w, r, b)
 }
 
 func unescape(s string) string {
