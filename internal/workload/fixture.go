@@ -13,10 +13,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/nemo-gym-go/gym/internal/config/tree"
 	"github.com/nemo-gym-go/gym/internal/jsonl"
+	"github.com/nemo-gym-go/gym/internal/pyjson"
 )
 
 // Case kinds of a verifier fixture (nemo_gym/verifier_fixture.py).
@@ -363,91 +363,17 @@ func writeFixture(path string, cases []Case, updates map[int]float64) error {
 // pyFloat is Python's repr of a float.
 func pyFloat(f float64) string { return tree.PythonFloatRepr(f) }
 
-// pyJSON writes JSON as Python's json.dumps(..., sort_keys=True) does:
-// keys sorted, ", " and ": " separators, non-ASCII escaped, floats in
-// Python's repr.
+// pyJSON writes JSON as Python's json.dumps(json.loads(raw), sort_keys=True)
+// does.
 func pyJSON(out *bytes.Buffer, raw []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
+	v, err := pyjson.Loads(raw)
+	if err != nil {
 		return err
 	}
-	writePyJSON(out, v)
+	b, err := pyjson.Dumps(v, true)
+	if err != nil {
+		return err
+	}
+	out.Write(b)
 	return nil
-}
-
-func writePyJSON(out *bytes.Buffer, v any) {
-	switch v := v.(type) {
-	case nil:
-		out.WriteString("null")
-	case bool:
-		out.WriteString(strconv.FormatBool(v))
-	case json.Number:
-		s := v.String()
-		if strings.ContainsAny(s, ".eE") {
-			f, _ := strconv.ParseFloat(s, 64)
-			out.WriteString(pyFloat(f))
-		} else {
-			out.WriteString(s)
-		}
-	case string:
-		writePyString(out, v)
-	case []any:
-		out.WriteByte('[')
-		for i, it := range v {
-			if i > 0 {
-				out.WriteString(", ")
-			}
-			writePyJSON(out, it)
-		}
-		out.WriteByte(']')
-	case map[string]any:
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		out.WriteByte('{')
-		for i, k := range keys {
-			if i > 0 {
-				out.WriteString(", ")
-			}
-			writePyString(out, k)
-			out.WriteString(": ")
-			writePyJSON(out, v[k])
-		}
-		out.WriteByte('}')
-	}
-}
-
-// writePyString is a JSON string with ensure_ascii, as Python writes it.
-func writePyString(out *bytes.Buffer, s string) {
-	out.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"':
-			out.WriteString(`\"`)
-		case r == '\\':
-			out.WriteString(`\\`)
-		case r == '\n':
-			out.WriteString(`\n`)
-		case r == '\r':
-			out.WriteString(`\r`)
-		case r == '\t':
-			out.WriteString(`\t`)
-		case r == '\b':
-			out.WriteString(`\b`)
-		case r == '\f':
-			out.WriteString(`\f`)
-		case r < 0x20 || (r > 0x7f && r < 0x10000) || r == utf8.RuneError:
-			fmt.Fprintf(out, `\u%04x`, r)
-		case r >= 0x10000:
-			r -= 0x10000
-			fmt.Fprintf(out, `\u%04x\u%04x`, 0xd800+(r>>10), 0xdc00+(r&0x3ff))
-		default:
-			out.WriteRune(r)
-		}
-	}
-	out.WriteByte('"')
 }

@@ -162,6 +162,9 @@ func TestPyJSON(t *testing.T) {
 	cases := map[string]string{
 		`{"b": [1, 2.50, 1e3, -0.0], "a": "é\u2028\ud83d\ude00\"\\", "c": null, "d": true}`: `{"a": "\u00e9\u2028\ud83d\ude00\"\\", "b": [1, 2.5, 1000.0, -0.0], "c": null, "d": true}`,
 		`{"z": {"y": 1, "x": {}}}`: `{"z": {"x": {}, "y": 1}}`,
+		// Python escapes DEL, writes an overflowing float as Infinity and
+		// keeps big ints (values printed by Python 3.11's json.dumps).
+		`{"b": "x\u007fy", "a": 1e400, "c": [1.0, 2, 12345678901234567890123], "d": "\u00e9"}`: `{"a": Infinity, "b": "x\u007fy", "c": [1.0, 2, 12345678901234567890123], "d": "\u00e9"}`,
 	}
 	for in, want := range cases {
 		var b bytes.Buffer
