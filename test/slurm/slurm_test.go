@@ -143,7 +143,12 @@ fi
 	array := c.run(t, "sbatch", "--parsable", "--requeue", "--array=0-3", job)
 	after := c.run(t, "sbatch", "--parsable", "--dependency=afterok:"+array, "--output="+c.dir+"/after.log", "--wrap", "echo aggregated >> "+runs)
 
-	c.waitFor(t, "task 1 to run", func() bool { return c.run(t, "squeue", "-h", "-j", array+"_1", "-o", "%t") == "R" })
+	// Running in squeue's eyes is not yet running the script: on a loaded
+	// machine a requeue could come before the first run wrote its line.
+	c.waitFor(t, "task 1 to run", func() bool {
+		data, _ := os.ReadFile(runs)
+		return c.run(t, "squeue", "-h", "-j", array+"_1", "-o", "%t") == "R" && strings.Contains(string(data), "task 1 restart 0\n")
+	})
 	c.run(t, "scontrol", "requeue", array+"_1")
 	// A requeued job waits a while before it may start again; the test
 	// need not.
