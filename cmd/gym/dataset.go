@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -294,27 +292,6 @@ func (o *datasetOptions) load(ctx context.Context) (config.Settings, commandRoot
 	return config.Settings{Result: res}, roots, nil
 }
 
-// readStrings reads keys into targets; the required ones must be set.
-func readStrings(s config.Settings, required []string, keys map[string]*string) error {
-	var missing []string
-	for _, k := range slices.Sorted(maps.Keys(keys)) {
-		v, err := s.String(k)
-		if err != nil {
-			return err
-		}
-		*keys[k] = v
-	}
-	for _, k := range required {
-		if *keys[k] == "" {
-			missing = append(missing, k)
-		}
-	}
-	if len(missing) > 0 {
-		return &config.MissingSettingsError{Keys: missing}
-	}
-	return nil
-}
-
 func (o *datasetOptions) meter() func(string, int64) progress.Meter {
 	mode := o.IO.ProgressMode(false)
 	return func(label string, total int64) progress.Meter {
@@ -336,7 +313,7 @@ func (o *datasetOptions) hubClient(s config.Settings) (*hub.Client, error) {
 // mlflow_tracking_token, or MLflow's own environment variables.
 func (o *datasetOptions) gitlab(s config.Settings) (*datastore.GitLab, error) {
 	var uri, token string
-	if err := readStrings(s, nil, map[string]*string{"mlflow_tracking_uri": &uri, "mlflow_tracking_token": &token}); err != nil {
+	if err := s.Strings(nil, map[string]*string{"mlflow_tracking_uri": &uri, "mlflow_tracking_token": &token}); err != nil {
 		return nil, err
 	}
 	if uri == "" {
@@ -358,7 +335,7 @@ func runDatasetUpload(ctx context.Context, opts *datasetOptions) error {
 	}
 	if opts.storage == "gitlab" {
 		var name, version, input string
-		if err := readStrings(s, []string{"dataset_name", "version", "input_jsonl_fpath"},
+		if err := s.Strings([]string{"dataset_name", "version", "input_jsonl_fpath"},
 			map[string]*string{"dataset_name": &name, "version": &version, "input_jsonl_fpath": &input}); err != nil {
 			return err
 		}
@@ -389,34 +366,14 @@ func runDatasetMigrate(ctx context.Context, opts *datasetOptions) error {
 // uploadHF is the Hub upload of upload and migrate, then (deleteAfter)
 // the deletion of the GitLab copy, whose settings are checked first.
 func uploadHF(ctx context.Context, opts *datasetOptions, s config.Settings, roots commandRoots, deleteAfter bool) error {
-	var u datastore.HFUpload
-	var input, resource string
-	if err := readStrings(s, []string{"hf_organization", "hf_collection_name", "hf_collection_slug", "input_jsonl_fpath", "resource_config_path"},
-		map[string]*string{"hf_organization": &u.Organization, "hf_collection_name": &u.CollectionName, "hf_collection_slug": &u.CollectionSlug,
-			"dataset_name": &u.DatasetName, "input_jsonl_fpath": &input, "resource_config_path": &resource, "split": &u.Split,
-			"revision": &u.Revision, "commit_message": &u.Message, "commit_description": &u.Description}); err != nil {
+	u, err := datastore.ReadHFUpload(s)
+	if err != nil {
 		return err
-	}
-	u.Prefix = "Nemotron-RL"
-	if n, err := s.Node("hf_dataset_prefix"); err != nil {
-		return err
-	} else if n != nil {
-		if u.Prefix, err = s.String("hf_dataset_prefix"); err != nil {
-			return err
-		}
-	}
-	if u.Split == "" {
-		u.Split = "train"
 	}
 	if err := datastore.CheckSplit("split", u.Split); err != nil {
 		return usageErrorf("%v", err)
 	}
-	var err error
-	if u.CreatePR, err = s.Bool("create_pr"); err != nil {
-		return err
-	}
-	u.Input = roots.abs(input)
-	u.ResourceConfig, u.ResourceConfigFile = resource, roots.resolveExisting(resource)
+	u.Input, u.ResourceConfigFile = roots.abs(u.Input), roots.resolveExisting(u.ResourceConfig)
 	var g *datastore.GitLab
 	if deleteAfter {
 		if u.DatasetName == "" {
@@ -452,7 +409,7 @@ func runDatasetDownload(ctx context.Context, opts *datasetOptions) error {
 	}
 	if opts.storage == "gitlab" {
 		var name, version, artifact, output string
-		if err := readStrings(s, []string{"dataset_name", "version", "artifact_fpath", "output_fpath"},
+		if err := s.Strings([]string{"dataset_name", "version", "artifact_fpath", "output_fpath"},
 			map[string]*string{"dataset_name": &name, "version": &version, "artifact_fpath": &artifact, "output_fpath": &output}); err != nil {
 			return err
 		}
@@ -467,17 +424,15 @@ func runDatasetDownload(ctx context.Context, opts *datasetOptions) error {
 		fmt.Fprintf(opts.IO.Out, "Downloaded %s (version %s of %s) to %s\n", artifact, version, name, out)
 		return nil
 	}
-	var d datastore.HFDownload
-	var output, outputDir string
-	if err := readStrings(s, []string{"repo_id"}, map[string]*string{"repo_id": &d.Repo, "artifact_fpath": &d.Artifact,
-		"output_fpath": &output, "output_dirpath": &outputDir, "split": &d.Split}); err != nil {
+	d, err := datastore.ReadHFDownload(s)
+	if err != nil {
 		return err
 	}
-	if output != "" {
-		d.Output = roots.abs(output)
+	if d.Output != "" {
+		d.Output = roots.abs(d.Output)
 	}
-	if outputDir != "" {
-		d.OutputDir = roots.abs(outputDir)
+	if d.OutputDir != "" {
+		d.OutputDir = roots.abs(d.OutputDir)
 	}
 	if err := d.Check(); err != nil {
 		return usageErrorf("%v", err)
@@ -508,7 +463,7 @@ func runDatasetRm(ctx context.Context, opts *datasetOptions) error {
 		return err
 	}
 	var name string
-	if err := readStrings(s, []string{"dataset_name"}, map[string]*string{"dataset_name": &name}); err != nil {
+	if err := s.Strings([]string{"dataset_name"}, map[string]*string{"dataset_name": &name}); err != nil {
 		return err
 	}
 	g, err := opts.gitlab(s)

@@ -2,6 +2,8 @@ package config
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -35,6 +37,28 @@ func (s Settings) String(key string) (string, error) {
 		return strconv.FormatInt(n.Int, 10), nil
 	}
 	return "", &InvalidSettingError{Key: key, Want: "a string", Got: n}
+}
+
+// Strings reads each key into its target (String's rules); the required
+// keys must be set, and those unset are named together.
+func (s Settings) Strings(required []string, into map[string]*string) error {
+	for _, k := range slices.Sorted(maps.Keys(into)) {
+		v, err := s.String(k)
+		if err != nil {
+			return err
+		}
+		*into[k] = v
+	}
+	var missing []string
+	for _, k := range required {
+		if *into[k] == "" {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) > 0 {
+		return &MissingSettingsError{Keys: missing}
+	}
+	return nil
 }
 
 // Int reads a whole number, or a string that holds one; def when unset.

@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/nemo-gym-go/gym/internal/config"
 	"github.com/nemo-gym-go/gym/internal/config/pyyaml"
 	"github.com/nemo-gym-go/gym/internal/config/tree"
 	"github.com/nemo-gym-go/gym/internal/hub"
@@ -57,6 +58,36 @@ type HFUpload struct {
 	Revision    string
 	Message     string
 	Description string
+}
+
+// ReadHFUpload reads an upload's NeMo Gym keys from a resolved config,
+// with NeMo Gym's defaults (prefix Nemotron-RL, split train). Input and
+// ResourceConfigFile are left as given, for the caller to anchor.
+func ReadHFUpload(s config.Settings) (HFUpload, error) {
+	u := HFUpload{Prefix: "Nemotron-RL", Split: "train"}
+	var input, split string
+	if err := s.Strings([]string{"hf_organization", "hf_collection_name", "hf_collection_slug", "input_jsonl_fpath", "resource_config_path"},
+		map[string]*string{"hf_organization": &u.Organization, "hf_collection_name": &u.CollectionName, "hf_collection_slug": &u.CollectionSlug,
+			"dataset_name": &u.DatasetName, "input_jsonl_fpath": &input, "resource_config_path": &u.ResourceConfig, "split": &split,
+			"revision": &u.Revision, "commit_message": &u.Message, "commit_description": &u.Description}); err != nil {
+		return HFUpload{}, err
+	}
+	u.Input, u.ResourceConfigFile = input, u.ResourceConfig
+	if split != "" {
+		u.Split = split
+	}
+	if n, err := s.Node("hf_dataset_prefix"); err != nil {
+		return HFUpload{}, err
+	} else if n != nil {
+		if u.Prefix, err = s.String("hf_dataset_prefix"); err != nil {
+			return HFUpload{}, err
+		}
+	}
+	var err error
+	if u.CreatePR, err = s.Bool("create_pr"); err != nil {
+		return HFUpload{}, err
+	}
+	return u, nil
 }
 
 // RepoID is the repository NeMo Gym names for the upload:
@@ -371,6 +402,15 @@ type HFDownload struct {
 	Output, OutputDir string
 	// Split is one split; "" is every split the repository has.
 	Split string
+}
+
+// ReadHFDownload reads a download's NeMo Gym keys from a resolved config;
+// Output and OutputDir are left as given, for the caller to anchor.
+func ReadHFDownload(s config.Settings) (HFDownload, error) {
+	var d HFDownload
+	err := s.Strings([]string{"repo_id"}, map[string]*string{"repo_id": &d.Repo, "artifact_fpath": &d.Artifact,
+		"output_fpath": &d.Output, "output_dirpath": &d.OutputDir, "split": &d.Split})
+	return d, err
 }
 
 // Check refuses what NeMo Gym's DownloadJsonlDatasetHuggingFaceConfig
