@@ -5,6 +5,9 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/nemo-gym-go/gym/internal/server"
 )
@@ -61,14 +64,28 @@ func ValidateFields(body json.RawMessage, specs []FieldSpec) (map[string]json.Ra
 	return validateDecoded(body, obj, specs)
 }
 
+// decodeObject is the body's top-level members, raw, as json.Unmarshal
+// into a map gives them (keys unescaped, the last of a repeated key),
+// read with one validating scan and one walk instead of encoding/json's
+// reflection over the whole body.
 func decodeObject(body json.RawMessage) (map[string]json.RawMessage, error) {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(body, &obj); err != nil || obj == nil {
+	parsed := gjson.ParseBytes(body)
+	if !parsed.IsObject() || !gjson.ValidBytes(body) {
 		return nil, &server.ValidationError{Details: []server.ValidationDetail{{
 			Type: "model_attributes_type", Loc: []any{"body"},
 			Msg: "Input should be a valid dictionary or object to extract fields from", Input: body,
 		}}}
 	}
+	obj := make(map[string]json.RawMessage, 8)
+	parsed.ForEach(func(key, value gjson.Result) bool {
+		name := key.Str
+		if !utf8.ValidString(name) {
+			// encoding/json's spelling of a key that is not UTF-8.
+			json.Unmarshal([]byte(key.Raw), &name)
+		}
+		obj[name] = json.RawMessage(value.Raw)
+		return true
+	})
 	return obj, nil
 }
 
