@@ -1,27 +1,14 @@
 package datastore
 
 import (
-	"context"
 	"errors"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/nemo-gym-go/gym/internal/config"
-	"github.com/nemo-gym-go/gym/internal/resolve"
+	"github.com/nemo-gym-go/gym/internal/config/configtest"
 )
-
-// settingsOf loads a config of nothing but the override tokens, offline.
-func settingsOf(t *testing.T, tokens ...string) config.Settings {
-	t.Helper()
-	dir := t.TempDir()
-	env := config.Env{Cwd: dir, Roots: resolve.NewRoots("", dir, dir), LookupEnv: func(string) (string, bool) { return "", false }}
-	res, err := config.Load(context.Background(), env, config.Request{Overrides: tokens, Offline: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return config.Settings{Result: res}
-}
 
 var uploadKeys = []string{"+hf_organization=org", "+hf_collection_name='My Sets'", "+hf_collection_slug=abc", "+input_jsonl_fpath=data/train.jsonl",
 	"+resource_config_path=resources_servers/mcqa/configs/mcqa.yaml"}
@@ -46,7 +33,7 @@ func TestReadHFUpload(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ReadHFUpload(settingsOf(t, append(append([]string(nil), uploadKeys...), tt.tokens...)...))
+			got, err := ReadHFUpload(configtest.Settings(t, append(append([]string(nil), uploadKeys...), tt.tokens...)...))
 			if tt.missing != "" {
 				var missing *config.MissingSettingsError
 				if !errors.As(err, &missing) || !strings.Contains(err.Error(), tt.missing) {
@@ -67,16 +54,16 @@ func TestReadHFUpload(t *testing.T) {
 }
 
 func TestReadHFDownload(t *testing.T) {
-	got, err := ReadHFDownload(settingsOf(t, "+repo_id=o/r", "+split=test", "+output_dirpath=out", "+artifact_fpath=a.jsonl", "+output_fpath=f.jsonl"))
+	got, err := ReadHFDownload(configtest.Settings(t, "+repo_id=o/r", "+split=test", "+output_dirpath=out", "+artifact_fpath=a.jsonl", "+output_fpath=f.jsonl"))
 	want := HFDownload{Repo: "o/r", Split: "test", OutputDir: "out", Artifact: "a.jsonl", Output: "f.jsonl"}
 	if err != nil || got != want {
 		t.Errorf("got %+v, %v; want %+v", got, err, want)
 	}
 	var missing *config.MissingSettingsError
-	if _, err := ReadHFDownload(settingsOf(t, "+split=test")); !errors.As(err, &missing) || !strings.Contains(err.Error(), "repo_id") {
+	if _, err := ReadHFDownload(configtest.Settings(t, "+split=test")); !errors.As(err, &missing) || !strings.Contains(err.Error(), "repo_id") {
 		t.Errorf("err = %v, want repo_id missing", err)
 	}
-	if _, err := ReadHFDownload(settingsOf(t, "+repo_id=[1, 2]")); err == nil || !strings.Contains(err.Error(), "repo_id must be a string") {
+	if _, err := ReadHFDownload(configtest.Settings(t, "+repo_id=[1, 2]")); err == nil || !strings.Contains(err.Error(), "repo_id must be a string") {
 		t.Errorf("err = %v, want repo_id's type named", err)
 	}
 }

@@ -1,7 +1,6 @@
 package rollout
 
 import (
-	"context"
 	"errors"
 	"reflect"
 	"strings"
@@ -9,20 +8,8 @@ import (
 	"time"
 
 	"github.com/nemo-gym-go/gym/internal/config"
-	"github.com/nemo-gym-go/gym/internal/resolve"
+	"github.com/nemo-gym-go/gym/internal/config/configtest"
 )
-
-// settingsOf loads a config of nothing but the override tokens, offline.
-func settingsOf(t *testing.T, tokens ...string) config.Settings {
-	t.Helper()
-	dir := t.TempDir()
-	env := config.Env{Cwd: dir, Roots: resolve.NewRoots("", dir, dir), LookupEnv: func(string) (string, bool) { return "", false }}
-	res, err := config.Load(context.Background(), env, config.Request{Overrides: tokens, Offline: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return config.Settings{Result: res}
-}
 
 func TestReadEvalSettings(t *testing.T) {
 	base := EvalSettings{Output: "r.jsonl", Split: "benchmark", Repeats: Repeats{All: 1}, Concurrency: DefaultConcurrency,
@@ -66,7 +53,7 @@ func TestReadEvalSettings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ReadEvalSettings(settingsOf(t, tt.tokens...), tt.noServe)
+			got, err := ReadEvalSettings(configtest.Settings(t, tt.tokens...), tt.noServe)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tt.wantErr)

@@ -20,6 +20,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/nemo-gym-go/gym/internal/config"
+	"github.com/nemo-gym-go/gym/internal/config/configtest"
 	"github.com/nemo-gym-go/gym/internal/config/pyyaml"
 	"github.com/nemo-gym-go/gym/internal/progress"
 	"github.com/nemo-gym-go/gym/internal/resources"
@@ -674,7 +675,7 @@ func TestServersFor(t *testing.T) {
 	if err := os.WriteFile(path, []byte(reverifyConfig+"other_rs: {resources_servers: {fake: {entrypoint: app.py, domain: other}}}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s := settingsOf(t, "+config_paths=["+path+"]")
+	s := configtest.Settings(t, "+config_paths=["+path+"]")
 	resolved, err := s.Result.Resolved(false)
 	if err != nil {
 		t.Fatal(err)
@@ -723,7 +724,7 @@ func TestReadReverifySettings(t *testing.T) {
 		{name: "another format", tokens: append(req, "++input_format=csv"), wantErr: "it must be gym or atif", usage: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := ReadReverifySettings(settingsOf(t, tc.tokens...))
+			r, err := ReadReverifySettings(configtest.Settings(t, tc.tokens...))
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tc.wantErr)
