@@ -195,14 +195,23 @@ func TestLongLines(t *testing.T) {
 	}
 }
 
-func BenchmarkRun(b *testing.B) {
-	raw, err := os.ReadFile("testdata/mixed.jsonl")
+// BenchmarkRun checks the fixture's rollouts, most with a captured
+// trajectory; BenchmarkRunTranscripts checks rollouts as gym eval run
+// writes them for example_single_tool_call, without one.
+func BenchmarkRun(b *testing.B) { benchmarkRun(b, "testdata/mixed.jsonl") }
+
+func BenchmarkRunTranscripts(b *testing.B) {
+	benchmarkRun(b, "../../resources_servers/example_single_tool_call/data/example_rollouts.jsonl")
+}
+
+func benchmarkRun(b *testing.B, fixture string) {
+	raw, err := os.ReadFile(fixture)
 	if err != nil {
 		b.Fatal(err)
 	}
 	dir := b.TempDir()
 	p := filepath.Join(dir, "rollouts.jsonl")
-	// 2,100 records: every kind of rollout the fixture has, a hundred times.
+	// Every rollout the fixture has, a hundred times.
 	os.WriteFile(p, []byte(strings.Repeat(string(raw), 100)), 0o644)
 	b.SetBytes(int64(len(raw) * 100))
 	for b.Loop() {

@@ -24,6 +24,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/nemo-gym-go/gym/internal/config/tree"
+	"github.com/tidwall/gjson"
 )
 
 // The report files, written into the run directory.
@@ -110,28 +111,76 @@ type line struct {
 // trimASCII strips what bytes.strip() strips.
 func trimASCII(b []byte) []byte { return bytes.Trim(b, " \t\n\r\x0b\x0c") }
 
+// decode reads a record as json.loads does (a parse error is
+// JSONDecodeError, a value that is not an object ValueError) but keeps
+// only the members the checks read: the indexes and ids, ng_trajectory,
+// and of response only its usage. A transcript's response and request are
+// most of a record and no check reads them, so they are validated and
+// skipped, never built into maps.
 func decode(raw []byte) (map[string]any, string) {
 	raw = trimASCII(raw)
-	if !utf8.Valid(raw) {
+	if !utf8.Valid(raw) || !gjson.ValidBytes(raw) {
 		return nil, "JSONDecodeError"
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, "JSONDecodeError"
-	}
-	if dec.More() {
-		return nil, "JSONDecodeError"
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, "JSONDecodeError"
-	}
-	m, ok := v.(map[string]any)
-	if !ok {
+	doc := gjson.ParseBytes(raw)
+	if !doc.IsObject() {
 		return nil, "ValueError"
 	}
+	m := map[string]any{}
+	doc.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "_ng_task_index", "_ng_rollout_index", "stage_index", "_ng_rollout_id", "ng_trajectory":
+			m[k.Str] = value(v)
+		case "response":
+			if !v.IsObject() {
+				delete(m, k.Str)
+				return true
+			}
+			resp := map[string]any{}
+			v.ForEach(func(rk, rv gjson.Result) bool {
+				if rk.Str == "usage" {
+					resp[rk.Str] = value(rv)
+				}
+				return true
+			})
+			m[k.Str] = resp
+		}
+		return true
+	})
 	return m, ""
+}
+
+// value builds what encoding/json's decoding into any with UseNumber
+// builds from a validated value, without its second scan: objects keep
+// the last of a repeated key, strings are copied out of the line (a
+// digest outlives it).
+func value(r gjson.Result) any {
+	switch r.Type {
+	case gjson.String:
+		return strings.Clone(r.Str)
+	case gjson.Number:
+		return json.Number(strings.Clone(r.Raw))
+	case gjson.True:
+		return true
+	case gjson.False:
+		return false
+	case gjson.Null:
+		return nil
+	}
+	if r.IsArray() {
+		out := []any{}
+		r.ForEach(func(_, v gjson.Result) bool {
+			out = append(out, value(v))
+			return true
+		})
+		return out
+	}
+	out := map[string]any{}
+	r.ForEach(func(k, v gjson.Result) bool {
+		out[strings.Clone(k.Str)] = value(v)
+		return true
+	})
+	return out
 }
 
 // BadIndexError is a record whose task, rollout or stage index is
