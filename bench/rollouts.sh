@@ -19,17 +19,20 @@ cd "$(dirname "$0")/.."
 repo=$PWD
 work=$(mktemp -d)
 pid=""
+floors=()
 cleanup() {
   if [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; then
     kill -INT "$pid"
     wait "$pid" || true
   fi
+  for f in "${floors[@]}"; do kill "$f" 2>/dev/null || true; done
   if [[ ${KEEP:-0} == 1 ]]; then echo "work directory: $work"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
 
 go build -o "$work/gym" ./cmd/gym
 go build -o "$work/rundriver" ./bench/rundriver
+go build -o "$work/floor" ./bench/floor
 
 # The configs and the recordings come from the binary's install root, as
 # for a user with no checkout; the servers run in an empty directory.
@@ -65,6 +68,30 @@ for c in ${CONCURRENCY:-64 256}; do
   n=$(grep -o '[0-9]* rollouts in' "$work/level.txt" | cut -d' ' -f1)
   for s in "${servers[@]}"; do
     awk -v name="${s%%=*}" -v a="${before[$s]}" -v b="$(cpu "${s#*=}")" -v n="$n" \
+      'BEGIN {printf "    %-40s %6.3f CPU s per 1000 rollouts\n", name, (b - a) * 1000 / n}'
+  done
+done
+# Each gym server's peak resident memory over both levels.
+for s in "${servers[@]}"; do
+  awk -v name="${s%%=*}" '/^VmHWM/ {printf "    %-40s %6.1f MiB peak RSS\n", name, $2 / 1024}' "/proc/${s#*=}/status"
+done
+
+# The floor: the same exchanges per rollout between trivial Go servers
+# (bench/floor), in as many processes, driven the same way.
+port() { for _ in $(seq 100); do a=$(grep -o '127.0.0.1:[0-9]*' "$1" 2>/dev/null) && { echo "$a"; return; }; sleep 0.05; done; }
+"$work/floor" -backend > "$work/floor.resources" & floors+=($!); resources_pid=$!
+"$work/floor" -backend > "$work/floor.model" & floors+=($!); model_pid=$!
+resources=$(port "$work/floor.resources"); model=$(port "$work/floor.model")
+"$work/floor" -agent -resources "http://$resources" -model "http://$model" > "$work/floor.agent" & floors+=($!); agent_pid=$!
+agent=$(port "$work/floor.agent")
+echo "floor (bench/floor, trivial Go servers, the same exchanges per rollout):"
+for c in ${CONCURRENCY:-64 256}; do
+  declare -A before=()
+  for p in $resources_pid $model_pid $agent_pid; do before[$p]=$(cpu "$p"); done
+  "$work/rundriver" -url "http://$agent" -rows "$rows" -concurrency "$c" -duration "${DURATION:-10s}" | tee "$work/level.txt"
+  n=$(grep -o '[0-9]* rollouts in' "$work/level.txt" | cut -d' ' -f1)
+  for s in resources=$resources_pid model=$model_pid agent=$agent_pid; do
+    awk -v name="floor ${s%%=*}" -v a="${before[${s#*=}]}" -v b="$(cpu "${s#*=}")" -v n="$n" \
       'BEGIN {printf "    %-40s %6.3f CPU s per 1000 rollouts\n", name, (b - a) * 1000 / n}'
   done
 done

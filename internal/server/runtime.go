@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -196,6 +197,20 @@ func Main(ctx context.Context, lookupEnv func(string) (string, bool), stdout io.
 	return Serve(ctx, rt, h, stdout)
 }
 
+// serverGCPercent is the GC target of a server process when GOGC is not
+// set. A server's live heap is small and nearly all it allocates is
+// per-request garbage, so collecting at five times the live heap instead of
+// twice cut the agent's CPU per rollout by about a fifth in bench/rollouts.sh
+// for some 50 MiB more peak RSS at 256 concurrent rollouts.
+const serverGCPercent = 400
+
+// tuneGC sets serverGCPercent unless the user chose with GOGC.
+func tuneGC(lookupEnv func(string) (string, bool)) {
+	if _, set := lookupEnv("GOGC"); !set {
+		debug.SetGCPercent(serverGCPercent)
+	}
+}
+
 // Serve runs h behind the common middleware on rt's host and port until ctx
 // ends, then gives in-flight requests 0.5 s (uvicorn's graceful timeout in
 // NeMo Gym) before cutting them off, and returns nil. A dry run returns at
@@ -204,6 +219,7 @@ func Serve(ctx context.Context, rt *Runtime, h http.Handler, stdout io.Writer) e
 	if rt.DryRun {
 		return nil
 	}
+	tuneGC(os.LookupEnv)
 	if !validCookieName(rt.ServerName()) {
 		return fmt.Errorf("server name %q is not a valid cookie name: instance names must be HTTP tokens (letters, digits, _ - . and the like)", rt.ServerName())
 	}

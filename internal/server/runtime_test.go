@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/cookiejar"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -613,5 +614,25 @@ func TestUnknownConfigKeys(t *testing.T) {
 	}
 	if got := ConfigKeys("test_registry/a"); !slices.Equal(got, []string{"grading_mode", "judge_model_server"}) {
 		t.Errorf("ConfigKeys = %q, want both, sorted", got)
+	}
+}
+
+// A server collects less often unless GOGC says otherwise.
+func TestTuneGC(t *testing.T) {
+	restore := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(restore) })
+	for _, c := range []struct {
+		env  map[string]string
+		want int
+	}{
+		{map[string]string{}, serverGCPercent},
+		{map[string]string{"GOGC": "100"}, 100},
+		{map[string]string{"GOGC": "off"}, 100},
+	} {
+		debug.SetGCPercent(100)
+		tuneGC(func(k string) (string, bool) { v, ok := c.env[k]; return v, ok })
+		if got := debug.SetGCPercent(100); got != c.want {
+			t.Errorf("env %v: GC percent %d, want %d", c.env, got, c.want)
+		}
 	}
 }
