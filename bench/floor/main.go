@@ -1,16 +1,18 @@
 // Command floor is the HTTP floor for bench/rollouts.sh: the same loopback
 // exchanges a simple_agent rollout of example_single_tool_call makes, between
 // trivial Go servers that do nothing but read each body and answer a fixed
-// one. Run it as two backends (resources and model) and one agent:
+// one. Run it as two backends (resources and model) and one agent
+// (listening on -addr; it serves /run):
 //
 //	floor -backend -addr 127.0.0.1:9001 &
 //	floor -backend -addr 127.0.0.1:9002 &
 //	floor -agent -addr 127.0.0.1:9000 -resources http://127.0.0.1:9001 -model http://127.0.0.1:9002 &
 //	rundriver -url http://127.0.0.1:9000 -rows example.jsonl
 //
-// Per rollout, as the real agent: /run, then seed_session, the agent's own
-// /v1/responses, one model call (two when the row calls a tool: three rows
-// in five of the example do), the tool call, and verify.
+// Per rollout, as the real agent: /run, then seed_session, one model call
+// (two when the row calls a tool: three rows in five of the example do),
+// the tool call, and verify — 5.2 exchanges. gym's agent makes NeMo Gym's
+// /run → /v1/responses self-call in process, and so does this one.
 package main
 
 import (
@@ -36,7 +38,7 @@ var answer = []byte(`{"id":"resp_floor","object":"response","status":"completed"
 
 func main() {
 	backend := flag.Bool("backend", false, "answer every POST with a fixed body")
-	agent := flag.Bool("agent", false, "serve /run and /v1/responses, calling -resources and -model")
+	agent := flag.Bool("agent", false, "serve /run, calling -resources and -model")
 	addr := flag.String("addr", "127.0.0.1:0", "listen address")
 	resources := flag.String("resources", "", "the resources backend's base URL")
 	model := flag.String("model", "", "the model backend's base URL")
@@ -53,7 +55,6 @@ func main() {
 		a := &floorAgent{resources: *resources, model: *model, client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1024}}}
 		mux := http.NewServeMux()
 		mux.HandleFunc("POST /run", a.run)
-		mux.HandleFunc("POST /v1/responses", a.responses)
 		h = mux
 	default:
 		fmt.Fprintln(os.Stderr, "floor: give -backend, or -agent with -resources and -model")
@@ -101,27 +102,11 @@ func (a *floorAgent) run(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	self := "http://" + r.Host
-	for _, url := range []string{a.resources + "/seed_session", self + "/v1/responses", a.resources + "/verify"} {
-		if err := a.post(r.Context(), url, body); err != nil {
-			http.Error(w, err.Error(), http.StatusBadGateway)
-			return
-		}
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Write(answer)
-}
-
-func (a *floorAgent) responses(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	calls := []string{a.model + "/v1/responses"}
+	calls := []string{a.resources + "/seed_session", a.model + "/v1/responses"}
 	if gjson.GetBytes(body, "_ng_task_index").Int()%5 < 3 {
 		calls = append(calls, a.resources+"/get_weather", a.model+"/v1/responses")
 	}
+	calls = append(calls, a.resources+"/verify")
 	for _, url := range calls {
 		if err := a.post(r.Context(), url, body); err != nil {
 			http.Error(w, err.Error(), http.StatusBadGateway)
