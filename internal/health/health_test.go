@@ -172,7 +172,7 @@ func FuzzDigest(f *testing.F) {
 		f.Add(l)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		d, err := digest(line{path: "x", raw: []byte(s), lineNumber: 1}, map[string]bool{})
+		d, err := digest("x", line{lineNumber: 1}, []byte(s), map[string]bool{})
 		if err == nil && d.Verdict == "" {
 			t.Fatal("no verdict")
 		}
@@ -218,5 +218,18 @@ func benchmarkRun(b *testing.B, fixture string) {
 		if _, err := Run(context.Background(), Options{Rollouts: []string{p}, OutputDir: dir}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// A digest keeps its unobserved checks as bits of a uint32.
+func TestRegistryFitsTheUnobservedBits(t *testing.T) {
+	if len(Registry) > 32 {
+		t.Fatalf("%d checks; Digest.unobserved holds 32", len(Registry))
+	}
+	d := &Digest{}
+	d.markUnobserved("model_call_failed")
+	d.markUnobserved("record_unreadable")
+	if got := d.Unobserved(); !slices.Equal(got, []string{"record_unreadable", "model_call_failed"}) {
+		t.Errorf("Unobserved() = %v", got)
 	}
 }

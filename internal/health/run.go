@@ -22,6 +22,7 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/nemo-gym-go/gym/internal/config/tree"
 	"github.com/tidwall/gjson"
@@ -83,29 +84,53 @@ type Digest struct {
 	RolloutID            string
 	Verdict              string
 	Findings             []Finding
-	Unobserved           []string
+	// unobserved has bit i set when Registry[i] could not be checked: a
+	// digest is kept for every rollout until the reports are written, so
+	// it is kept small.
+	unobserved uint32
 
 	captureObserved, policyCallsObserved bool
-	modelCalls, successfulCalls          int
-	callErrors                           int
-	errorsByStatus                       map[string]int
 	endedOnError                         bool
-	duplicatedCalls                      int
+	modelCalls, successfulCalls          int
+	callErrors, duplicatedCalls          int
+	errorsByStatus                       map[string]int // nil when no call failed
 	transcriptPrompt, transcriptComplete int64
 	capturePrompt, captureCompletion     int64
+}
+
+// registryIndex is each check's position in Registry.
+var registryIndex = func() map[string]int {
+	m := map[string]int{}
+	for i, c := range Registry {
+		m[c.ID] = i
+	}
+	return m
+}()
+
+func (d *Digest) markUnobserved(id string) { d.unobserved |= 1 << registryIndex[id] }
+
+func (d *Digest) isUnobserved(id string) bool { return d.unobserved&(1<<registryIndex[id]) != 0 }
+
+// Unobserved lists the checks the rollout's evidence did not allow, in
+// Registry order.
+func (d *Digest) Unobserved() []string {
+	var out []string
+	for i, c := range Registry {
+		if d.unobserved&(1<<i) != 0 {
+			out = append(out, c.ID)
+		}
+	}
+	return out
 }
 
 // line is where one non-blank line of a rollouts file is; workers read
 // it when they check it, so a large file is never held whole.
 type line struct {
-	path       string
-	file       *os.File
 	offset     int64
 	length     int
 	ordinal    int
-	source     int
+	source     int // the file's position in the run's list
 	lineNumber int
-	raw        []byte // read by the worker
 }
 
 // trimASCII strips what bytes.strip() strips.
@@ -122,7 +147,8 @@ func decode(raw []byte) (map[string]any, string) {
 	if !utf8.Valid(raw) || !gjson.ValidBytes(raw) {
 		return nil, "JSONDecodeError"
 	}
-	doc := gjson.ParseBytes(raw)
+	// Read in place: value copies out every string it keeps.
+	doc := gjson.Parse(unsafe.String(unsafe.SliceData(raw), len(raw)))
 	if !doc.IsObject() {
 		return nil, "ValueError"
 	}
@@ -130,20 +156,20 @@ func decode(raw []byte) (map[string]any, string) {
 	doc.ForEach(func(k, v gjson.Result) bool {
 		switch k.Str {
 		case "_ng_task_index", "_ng_rollout_index", "stage_index", "_ng_rollout_id", "ng_trajectory":
-			m[k.Str] = value(v)
+			m[strings.Clone(k.Str)] = value(v)
 		case "response":
 			if !v.IsObject() {
-				delete(m, k.Str)
+				delete(m, "response")
 				return true
 			}
 			resp := map[string]any{}
 			v.ForEach(func(rk, rv gjson.Result) bool {
 				if rk.Str == "usage" {
-					resp[rk.Str] = value(rv)
+					resp["usage"] = value(rv)
 				}
 				return true
 			})
-			m[k.Str] = resp
+			m["response"] = resp
 		}
 		return true
 	})
@@ -197,8 +223,9 @@ func (e *BadIndexError) Error() string {
 	return fmt.Sprintf("%s:%d: %s is %s; a rollout's index must be an integer or a string", e.Path, e.Line, e.Key, e.Value)
 }
 
-func digest(l line, ignored map[string]bool) (*Digest, error) {
-	record, parseErr := decode(l.raw)
+// digest checks raw, the text of line l of the rollouts file at path.
+func digest(path string, l line, raw []byte, ignored map[string]bool) (*Digest, error) {
+	record, parseErr := decode(raw)
 	if record == nil {
 		record = map[string]any{}
 	}
@@ -223,7 +250,7 @@ func digest(l line, ignored map[string]bool) (*Digest, error) {
 	}{{"_ng_task_index", rawTask, &d.Task, false}, {"_ng_rollout_index", rawRollout, &d.Rollout, false}, {"stage_index", record["stage_index"], &d.Stage, true}} {
 		k, ok := toKey(f.raw, f.allowNone)
 		if !ok {
-			return nil, &BadIndexError{Path: l.path, Line: l.lineNumber, Key: f.name, Value: pyRepr(f.raw)}
+			return nil, &BadIndexError{Path: path, Line: l.lineNumber, Key: f.name, Value: pyRepr(f.raw)}
 		}
 		*f.dst = k
 	}
@@ -270,10 +297,10 @@ func digest(l line, ignored map[string]bool) (*Digest, error) {
 		if parseErr != "" {
 			if spec.ID == "record_unreadable" {
 				d.Findings = append(d.Findings, Finding{Check: spec.ID,
-					Locator: []kv{{"source_file", l.path}, {"line", l.lineNumber}},
+					Locator: []kv{{"source_file", path}, {"line", l.lineNumber}},
 					Detail:  []kv{{"reason", "rollout record is unreadable"}, {"error", parseErr}}})
 			} else {
-				d.Unobserved = append(d.Unobserved, spec.ID)
+				d.markUnobserved(spec.ID)
 			}
 			continue
 		}
@@ -284,7 +311,7 @@ func digest(l line, ignored map[string]bool) (*Digest, error) {
 		if (spec.reads&readsTrajectory != 0 && !observed) ||
 			(spec.reads&readsTurns != 0 && !turnsObserved) ||
 			(spec.reads&readsObservedCalls != 0 && !(callsObserved && len(calls) > 0)) {
-			d.Unobserved = append(d.Unobserved, spec.ID)
+			d.markUnobserved(spec.ID)
 			continue
 		}
 		b := &turnB
@@ -297,24 +324,24 @@ func digest(l line, ignored map[string]bool) (*Digest, error) {
 				has = b.observed() || len(traj.contradictions()) > 0
 			}
 			if !callsObserved || !has {
-				d.Unobserved = append(d.Unobserved, spec.ID)
+				d.markUnobserved(spec.ID)
 				continue
 			}
 		}
 		if spec.ID == "rollout_token_count_mismatch" && (!scopeComplete || !b.complete() || len(b.matched) == 0 || !usagePresent ||
 			slices.ContainsFunc(b.matched, func(c *call) bool { return c.tokensIn == nil || c.tokensOut == nil })) {
-			d.Unobserved = append(d.Unobserved, spec.ID)
+			d.markUnobserved(spec.ID)
 			continue
 		}
 		if spec.ID == "model_call_runaway_generation" && slices.ContainsFunc(b.matched, func(c *call) bool {
 			return c.finishReason != nil && lengthLimitReasons[*c.finishReason] && c.response == nil
 		}) {
-			d.Unobserved = append(d.Unobserved, spec.ID)
+			d.markUnobserved(spec.ID)
 			continue
 		}
 		findings, exc := runCheck(spec.ID, record, traj, calls, b)
 		if exc != "" {
-			d.Unobserved = append(d.Unobserved, spec.ID)
+			d.markUnobserved(spec.ID)
 			if !ignored["check_execution_error"] {
 				d.Findings = append(d.Findings, Finding{Check: "check_execution_error", Detail: []kv{
 					{"reason", "check raised an unexpected exception"}, {"failed_check", spec.ID}, {"error", string(exc)}}})
@@ -326,12 +353,11 @@ func digest(l line, ignored map[string]bool) (*Digest, error) {
 	switch {
 	case len(d.Findings) > 0:
 		d.Verdict = "unhealthy"
-	case len(d.Unobserved) > 0:
+	case d.unobserved != 0:
 		d.Verdict = "unobserved"
 	default:
 		d.Verdict = "healthy"
 	}
-	d.errorsByStatus = map[string]int{}
 	identities := map[string]int{}
 	for _, c := range calls {
 		if c.failed() {
@@ -339,6 +365,9 @@ func digest(l line, ignored map[string]bool) (*Digest, error) {
 			status := "unknown"
 			if c.statusCode != nil {
 				status = strconv.FormatInt(*c.statusCode, 10)
+			}
+			if d.errorsByStatus == nil {
+				d.errorsByStatus = map[string]int{}
 			}
 			d.errorsByStatus[status]++
 		}
@@ -396,7 +425,7 @@ func index(paths []string) ([]line, []*os.File, error) {
 			if length > 0 {
 				n++
 				if !blank {
-					out = append(out, line{path: p, file: f, offset: offset, length: length, ordinal: len(out), source: source, lineNumber: n})
+					out = append(out, line{offset: offset, length: length, ordinal: len(out), source: source, lineNumber: n})
 				}
 			}
 			offset += int64(length)
@@ -464,21 +493,37 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	digests := make([]*Digest, len(lines))
-	errs := make([]error, len(lines))
+	// The error of the earliest line that failed, as a serial pass would
+	// meet it.
+	var errMu sync.Mutex
+	errAt, firstErr := len(lines), error(nil)
+	fail := func(i int, err error) {
+		errMu.Lock()
+		defer errMu.Unlock()
+		if i < errAt {
+			errAt, firstErr = i, err
+		}
+	}
 	var wg sync.WaitGroup
 	next := make(chan int)
 	for range min(workers, max(len(lines), 1)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var buf []byte // a worker's line buffer: nothing keeps a line's bytes
 			for i := range next {
 				l := lines[i]
-				l.raw = make([]byte, l.length)
-				if _, err := l.file.ReadAt(l.raw, l.offset); err != nil {
-					errs[i] = err
+				buf = slices.Grow(buf[:0], l.length)[:l.length]
+				raw := buf
+				if _, err := files[l.source].ReadAt(raw, l.offset); err != nil {
+					fail(i, err)
 					continue
 				}
-				digests[i], errs[i] = digest(l, ignored)
+				d, err := digest(o.Rollouts[l.source], l, raw, ignored)
+				if err != nil {
+					fail(i, err)
+				}
+				digests[i] = d
 			}
 		}()
 	}
@@ -495,10 +540,8 @@ feed:
 	if err := context.Cause(ctx); err != nil {
 		return nil, err
 	}
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
+	if firstErr != nil {
+		return nil, firstErr
 	}
 	markDuplicates(digests, ignored)
 	s := reduce(digests, ignoredList, ignored)
@@ -525,19 +568,30 @@ func markDuplicates(digests []*Digest, ignored map[string]bool) {
 	if ignored["rollout_duplicate_identity"] {
 		return
 	}
-	groups := map[[3]key][]*Digest{}
+	copies := make(map[string]int, len(digests))
+	var id []byte
 	for _, d := range digests {
-		k := [3]key{d.Stage, d.Task, d.Rollout}
-		groups[k] = append(groups[k], d)
+		id = d.appendIdentity(id[:0])
+		copies[string(id)]++
 	}
 	for _, d := range digests {
-		copies := groups[[3]key{d.Stage, d.Task, d.Rollout}]
-		if len(copies) < 2 {
+		id = d.appendIdentity(id[:0])
+		n := copies[string(id)]
+		if n < 2 {
 			continue
 		}
-		d.Findings = append(d.Findings, Finding{Check: "rollout_duplicate_identity", Detail: []kv{{"duplicate_count", len(copies)}}})
+		d.Findings = append(d.Findings, Finding{Check: "rollout_duplicate_identity", Detail: []kv{{"duplicate_count", n}}})
 		d.Verdict = "unhealthy"
 	}
+}
+
+// appendIdentity appends the record's (stage, task, rollout) as JSON
+// values split by NUL, which JSON text never holds: equal identities and
+// only they give equal bytes.
+func (d *Digest) appendIdentity(b []byte) []byte {
+	b = append(d.Stage.appendJSON(b), 0)
+	b = append(d.Task.appendJSON(b), 0)
+	return d.Rollout.appendJSON(b)
 }
 
 type repeat struct {
@@ -657,7 +711,7 @@ func reduce(digests []*Digest, ignoredList []string, ignored map[string]bool) *s
 			switch {
 			case ignored[c.ID]:
 				s.coverage[c.ID].ignored++
-			case slices.Contains(d.Unobserved, c.ID):
+			case d.isUnobserved(c.ID):
 				s.coverage[c.ID].unobserved++
 			default:
 				s.coverage[c.ID].evaluated++
@@ -872,7 +926,7 @@ func writeVerdicts(path string, digests []*Digest) error {
 		}
 		w.Close(']')
 		w.key("unobserved")
-		w.value(orEmptyStrings(d.Unobserved))
+		w.value(orEmptyStrings(d.Unobserved()))
 		if !d.Stage.none {
 			w.key("stage_index")
 			w.B = d.Stage.appendJSON(w.B)
