@@ -102,7 +102,7 @@ func runEvalHealthCheck(ctx context.Context, opts *healthOptions) error {
 		return err
 	}
 	if opts.json {
-		fmt.Fprintln(opts.IO.Out, string(res.Summary))
+		fmt.Fprintln(opts.IO.Out, string(res.SummaryJSON()))
 		return nil
 	}
 	fmt.Fprintln(opts.IO.Out, health.Report(res))

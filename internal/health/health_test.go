@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -161,8 +162,8 @@ func TestReportLine(t *testing.T) {
 	if got := Report(res); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
-	if !json.Valid(res.Summary) || strings.Contains(string(res.Summary), "\n") {
-		t.Errorf("--json summary %s", res.Summary)
+	if summary := res.SummaryJSON(); !json.Valid(summary) || strings.Contains(string(summary), "\n") {
+		t.Errorf("--json summary %s", summary)
 	}
 }
 
@@ -231,5 +232,48 @@ func TestRegistryFitsTheUnobservedBits(t *testing.T) {
 	d.markUnobserved("record_unreadable")
 	if got := d.Unobserved(); !slices.Equal(got, []string{"record_unreadable", "model_call_failed"}) {
 		t.Errorf("Unobserved() = %v", got)
+	}
+}
+
+// repeatsOf folds copies as grouping them first and then folding each
+// group would, whether it finds a rollout index by scanning or, past 32
+// of them, by map.
+func TestRepeatsOf(t *testing.T) {
+	verdicts := []string{"healthy", "unhealthy", "unobserved"}
+	for _, n := range []int{1, 5, 33, 100} {
+		var digests []*Digest
+		var group []int
+		for i := range 3 * n {
+			r := key{n: int64((i * 7) % n)}
+			if i%5 == 0 {
+				r = key{isStr: true, s: strconv.Itoa(i % n)}
+			}
+			digests = append(digests, &Digest{Rollout: r, Verdict: verdicts[(i*i)%3], policyCallsObserved: i%4 != 0, successfulCalls: i % 3})
+			group = append(group, i)
+		}
+		var order []key
+		by := map[key][]*Digest{}
+		for _, d := range digests {
+			if _, ok := by[d.Rollout]; !ok {
+				order = append(order, d.Rollout)
+			}
+			by[d.Rollout] = append(by[d.Rollout], d)
+		}
+		var want []repeat
+		for _, r := range order {
+			copies := by[r]
+			rep := repeat{verdict: copies[0].Verdict, policyCalls: true}
+			for _, c := range copies {
+				if c.Verdict != rep.verdict {
+					rep.verdict = "unobserved"
+				}
+				rep.policyCalls = rep.policyCalls && c.policyCallsObserved
+				rep.successfulMax = max(rep.successfulMax, c.successfulCalls)
+			}
+			want = append(want, rep)
+		}
+		if got := repeatsOf(digests, group); !slices.Equal(got, want) {
+			t.Errorf("%d rollout indexes: repeatsOf = %v, want %v", n, got, want)
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -443,7 +444,6 @@ func index(paths []string) ([]line, []*os.File, error) {
 // Result is one health check: the summary written to quality_summary.json
 // and each rollout's digest.
 type Result struct {
-	Summary      []byte // compact JSON, as --json prints it
 	summary      *summary
 	Digests      []*Digest
 	SummaryPath  string
@@ -550,17 +550,36 @@ feed:
 		dir = filepath.Dir(o.Rollouts[0])
 	}
 	res := &Result{Digests: digests, summary: s, SummaryPath: pathJoin(dir, SummaryFile), VerdictsPath: pathJoin(dir, VerdictsFile)}
-	res.Summary = s.json("")
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(res.SummaryPath, s.json("  "), 0o666); err != nil {
+	if err := writeSummary(res.SummaryPath, s); err != nil {
 		return nil, err
 	}
 	if err := writeVerdicts(res.VerdictsPath, digests); err != nil {
 		return nil, err
 	}
 	return res, nil
+}
+
+// SummaryJSON is the summary as compact JSON, as --json prints it.
+func (r *Result) SummaryJSON() []byte {
+	var b bytes.Buffer
+	r.summary.writeJSON(&b, "")
+	return b.Bytes()
+}
+
+func writeSummary(path string, s *summary) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(f)
+	err = s.writeJSON(bw, "  ")
+	if err == nil {
+		err = bw.Flush()
+	}
+	return errors.Join(err, f.Close())
 }
 
 // markDuplicates flags records that claim the same (stage, task, rollout).
@@ -634,41 +653,50 @@ func reduce(digests []*Digest, ignoredList []string, ignored map[string]bool) *s
 	for _, c := range Registry {
 		s.coverage[c.ID] = &coverage{}
 	}
-	// Records by task, tasks and repeats in first-seen order.
+	// Tasks in first-seen order; a counting sort groups each task's
+	// records in file order without a slice per task.
+	taskID := map[key]int{}
 	var taskOrder []key
-	byTask := map[key][]*Digest{}
-	for _, d := range digests {
-		if _, ok := byTask[d.Task]; !ok {
+	ids := make([]int, len(digests))
+	for i, d := range digests {
+		id, ok := taskID[d.Task]
+		if !ok {
+			id = len(taskOrder)
+			taskID[d.Task] = id
 			taskOrder = append(taskOrder, d.Task)
 		}
-		byTask[d.Task] = append(byTask[d.Task], d)
+		ids[i] = id
 	}
-	repeats := map[key][]repeat{}
-	for _, t := range taskOrder {
-		var order []key
-		by := map[key][]*Digest{}
-		for _, d := range byTask[t] {
-			if _, ok := by[d.Rollout]; !ok {
-				order = append(order, d.Rollout)
-			}
-			by[d.Rollout] = append(by[d.Rollout], d)
-		}
-		for _, r := range order {
-			copies := by[r]
-			rep := repeat{verdict: copies[0].Verdict, policyCalls: true}
-			for _, c := range copies {
-				if c.Verdict != rep.verdict {
-					rep.verdict = "unobserved"
-				}
-				rep.policyCalls = rep.policyCalls && c.policyCallsObserved
-				rep.successfulMax = max(rep.successfulMax, c.successfulCalls)
-			}
-			repeats[t] = append(repeats[t], rep)
-		}
+	taskID = nil
+	start := make([]int, len(taskOrder)+1)
+	for _, id := range ids {
+		start[id+1]++
 	}
-	taskFlags := map[key][]string{}
-	for _, t := range taskOrder {
-		reps := repeats[t]
+	for t := range taskOrder {
+		start[t+1] += start[t]
+	}
+	grouped := make([]int, len(digests))
+	next := slices.Clone(start[:len(taskOrder)])
+	for i, id := range ids {
+		grouped[next[id]] = i
+		next[id]++
+	}
+	ids, next = nil, nil
+
+	rows := make([]taskRow, len(taskOrder))
+	for t := range taskOrder {
+		reps := repeatsOf(digests, grouped[start[t]:start[t+1]])
+		row := taskRow{repeats: len(reps), flags: []string{}}
+		for _, r := range reps {
+			switch r.verdict {
+			case "healthy":
+				row.healthy++
+			case "unhealthy":
+				row.unhealthy++
+			default:
+				row.un++
+			}
+		}
 		cov := s.coverage["task_consistently_unhealthy"]
 		if ignored["task_consistently_unhealthy"] {
 			cov.ignored++
@@ -685,7 +713,7 @@ func reduce(digests []*Digest, ignoredList []string, ignored map[string]bool) *s
 			if computable >= 2 {
 				cov.evaluated++
 				if unhealthy == computable {
-					taskFlags[t] = append(taskFlags[t], "task_consistently_unhealthy")
+					row.flags = append(row.flags, "task_consistently_unhealthy")
 				}
 			} else {
 				cov.unobserved++
@@ -697,12 +725,17 @@ func reduce(digests []*Digest, ignoredList []string, ignored map[string]bool) *s
 		} else if len(reps) > 0 && !slices.ContainsFunc(reps, func(r repeat) bool { return !r.policyCalls }) {
 			cov.evaluated++
 			if !slices.ContainsFunc(reps, func(r repeat) bool { return r.successfulMax > 0 }) {
-				taskFlags[t] = append(taskFlags[t], "task_no_successful_model_calls")
+				row.flags = append(row.flags, "task_no_successful_model_calls")
 			}
 		} else {
 			cov.unobserved++
 		}
+		for _, f := range row.flags {
+			s.issues[f]++
+		}
+		rows[t] = row
 	}
+	grouped, start = nil, nil
 	for _, d := range digests {
 		for _, c := range Registry {
 			if c.Scope != "rollout" {
@@ -743,49 +776,74 @@ func reduce(digests []*Digest, ignoredList []string, ignored map[string]bool) *s
 		s.tokens[2] += d.capturePrompt
 		s.tokens[3] += d.captureCompletion
 	}
-	for _, flags := range taskFlags {
-		for _, f := range flags {
-			s.issues[f]++
-		}
-	}
 	// Integer tasks first, then strings — each by its text, as NeMo Gym
 	// sorts them.
-	sorted := slices.Clone(taskOrder)
-	slices.SortStableFunc(sorted, func(a, b key) int {
-		if a.isStr != b.isStr {
-			if a.isStr {
+	order := make([]int, len(taskOrder))
+	for t := range taskOrder {
+		order[t] = t
+		rows[t].name = taskOrder[t].String()
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		if ka, kb := taskOrder[a], taskOrder[b]; ka.isStr != kb.isStr {
+			if ka.isStr {
 				return 1
 			}
 			return -1
 		}
-		return strings.Compare(a.String(), b.String())
+		return strings.Compare(rows[a].name, rows[b].name)
 	})
 	rowAt := map[string]int{}
-	for _, t := range sorted {
-		row := taskRow{name: t.String(), repeats: len(repeats[t]), flags: taskFlags[t]}
-		for _, r := range repeats[t] {
-			switch r.verdict {
-			case "healthy":
-				row.healthy++
-			case "unhealthy":
-				row.unhealthy++
-			default:
-				row.un++
-			}
-		}
-		if row.flags == nil {
-			row.flags = []string{}
-		}
+	for _, t := range order {
 		// The integer task 1 and the string "1" share a name: the later
 		// one's counts win, in the earlier one's place.
-		if i, ok := rowAt[row.name]; ok {
-			s.tasks[i] = row
+		if i, ok := rowAt[rows[t].name]; ok {
+			s.tasks[i] = rows[t]
 			continue
 		}
-		rowAt[row.name] = len(s.tasks)
-		s.tasks = append(s.tasks, row)
+		rowAt[rows[t].name] = len(s.tasks)
+		s.tasks = append(s.tasks, rows[t])
 	}
 	return s
+}
+
+// repeatsOf folds a task's records (indexes into digests, in file order)
+// into its repeats, in first-seen order: the copies of one rollout index
+// agree on their verdict or are unobserved together.
+func repeatsOf(digests []*Digest, group []int) []repeat {
+	var reps []repeat
+	var rolloutOf []key
+	var at map[key]int // for tasks with many repeats
+	for _, i := range group {
+		d := digests[i]
+		j := -1
+		if at != nil {
+			if k, ok := at[d.Rollout]; ok {
+				j = k
+			}
+		} else {
+			j = slices.Index(rolloutOf, d.Rollout)
+		}
+		if j < 0 {
+			j = len(reps)
+			reps = append(reps, repeat{verdict: d.Verdict, policyCalls: true})
+			if at != nil {
+				at[d.Rollout] = j
+			} else if rolloutOf = append(rolloutOf, d.Rollout); len(rolloutOf) > 32 {
+				at = map[key]int{}
+				for k, r := range rolloutOf {
+					at[r] = k
+				}
+				rolloutOf = nil
+			}
+		}
+		r := &reps[j]
+		if d.Verdict != r.verdict {
+			r.verdict = "unobserved"
+		}
+		r.policyCalls = r.policyCalls && d.policyCallsObserved
+		r.successfulMax = max(r.successfulMax, d.successfulCalls)
+	}
+	return reps
 }
 
 // jw writes orjson's layouts: compact (indent "") or OPT_INDENT_2.
@@ -826,10 +884,14 @@ func (w *jw) value(v any) {
 			w.value(m.val)
 		}
 		w.Close('}')
+	case func(*jw):
+		x(w)
 	}
 }
 
-func (s *summary) json(indent string) []byte {
+// writeJSON writes the summary as NeMo Gym's orjson does, compact or
+// with indent, a task at a time: the tasks table has a row per task.
+func (s *summary) writeJSON(out io.Writer, indent string) error {
 	w := &jw{tree.OrjsonWriter{Indent: indent}}
 	counts := func(m map[string]*coverage, id string) []kv {
 		c := m[id]
@@ -844,9 +906,23 @@ func (s *summary) json(indent string) []byte {
 	for _, k := range slices.Sorted(mapKeys(s.byStatus)) {
 		statuses = append(statuses, kv{k, s.byStatus[k]})
 	}
-	tasks := make([]kv, 0, len(s.tasks))
-	for _, t := range s.tasks {
-		tasks = append(tasks, kv{t.name, []kv{{"repeats", t.repeats}, {"healthy", t.healthy}, {"unhealthy", t.unhealthy}, {"unobserved", t.un}, {"flags", t.flags}}})
+	var err error
+	flush := func() {
+		if err == nil && len(w.B) > 0 {
+			_, err = out.Write(w.B)
+		}
+		w.B = w.B[:0]
+	}
+	tasks := func(w *jw) {
+		w.Open('{')
+		for _, t := range s.tasks {
+			w.key(t.name)
+			w.value([]kv{{"repeats", t.repeats}, {"healthy", t.healthy}, {"unhealthy", t.unhealthy}, {"unobserved", t.un}, {"flags", t.flags}})
+			if len(w.B) >= 64<<10 {
+				flush()
+			}
+		}
+		w.Close('}')
 	}
 	w.value([]kv{
 		{"run", []kv{
@@ -862,7 +938,8 @@ func (s *summary) json(indent string) []byte {
 		}},
 		{"tasks", tasks},
 	})
-	return w.B
+	flush()
+	return err
 }
 
 func mapKeys(m map[string]int) func(func(string) bool) {
