@@ -254,7 +254,8 @@ func (c *collector) dispatch(ctx context.Context, st *resumeState) error {
 				return lr.errorf("%v", err)
 			}
 		}
-		if err := c.clearTokens(body, row.Get(AgentRefKey+".name").Str); err != nil {
+		agent := row.Get(AgentRefKey + ".name").Str
+		if err := c.clearTokens(body, agent); err != nil {
 			return lr.errorf("%v", err)
 		}
 		c.mu.Lock()
@@ -264,7 +265,7 @@ func (c *collector) dispatch(ctx context.Context, st *resumeState) error {
 		go func() {
 			defer wg.Done()
 			defer func() { <-slots }()
-			c.run(ctx, body)
+			c.run(ctx, body, agent)
 		}()
 		return nil
 	})
@@ -286,9 +287,8 @@ func (c *collector) firstWriteError() error {
 
 // run is one rollout: POST the row to its agent's /run, stamp the result
 // and route it.
-func (c *collector) run(ctx context.Context, body []byte) {
+func (c *collector) run(ctx context.Context, body []byte, agent string) {
 	row := gjson.ParseBytes(body)
-	agent := row.Get(AgentRefKey + ".name").Str
 	started := time.Now()
 	result, err := c.post(ctx, agent, body)
 	latencyMS := float64(time.Since(started)) / float64(time.Millisecond)
@@ -333,13 +333,14 @@ func (c *collector) run(ctx context.Context, body []byte) {
 	var build *capture.TokenBuild
 	stamped, build = c.finalizeTokens(stamped, agent)
 	res := gjson.ParseBytes(stamped)
+	route := routeOf(res)
 	switch {
-	case res.Get("_ng_no_persist").Bool():
+	case route.noPersist:
 		c.record(nil, nil, nil, progress.Outcome{Failed: true}, func(s *Summary) { s.NotPersisted++ })
-	case res.Get("_ng_failure_class").Exists() && res.Get("_ng_failure_class").Type != gjson.Null:
+	case route.failed:
 		c.record(c.fails, stamped, nil, progress.Outcome{Failed: true}, func(s *Summary) { s.Failed++ })
 	default:
-		reward := res.Get("reward")
+		reward := route.reward
 		var retire func()
 		if build.Retirable() {
 			store := c.o.Tokens.Store
@@ -352,6 +353,31 @@ func (c *collector) run(ctx context.Context, body []byte) {
 		}
 		c.recordThen(c.out, stamped, retire, progress.Outcome{Reward: reward.Num, HasReward: reward.Type == gjson.Number}, func(s *Summary) { s.Succeeded++ })
 	}
+}
+
+// route is what decides where a result goes, read as gjson.Get reads
+// each member (the first of a repeated key).
+type route struct {
+	noPersist, failed bool
+	reward            gjson.Result
+}
+
+// routeOf reads a result's route in one walk of its members.
+func routeOf(res gjson.Result) route {
+	var r route
+	var seen [3]bool
+	res.ForEach(func(key, value gjson.Result) bool {
+		switch {
+		case key.Str == "_ng_no_persist" && !seen[0]:
+			seen[0], r.noPersist = true, value.Bool()
+		case key.Str == "_ng_failure_class" && !seen[1]:
+			seen[1], r.failed = true, value.Type != gjson.Null
+		case key.Str == "reward" && !seen[2]:
+			seen[2], r.reward = true, value
+		}
+		return true
+	})
+	return r
 }
 
 // participates is whether the rollouts of agent take part in
@@ -487,11 +513,22 @@ func stamp(result []byte, row gjson.Result) ([]byte, error) {
 		key, raw string
 		placed   bool
 	}
+	// The row's identity members, the first of each, found in one walk.
+	var found [len(identityKeys)]string
+	row.ForEach(func(key, value gjson.Result) bool {
+		for i, k := range identityKeys {
+			if found[i] == "" && key.Str == k {
+				found[i] = value.Raw
+				break
+			}
+		}
+		return true
+	})
 	var ids [len(identityKeys)]identity
 	n := 0
-	for _, k := range identityKeys {
-		if v := row.Get(k); v.Exists() {
-			ids[n] = identity{key: k, raw: v.Raw}
+	for i, k := range identityKeys {
+		if found[i] != "" {
+			ids[n] = identity{key: k, raw: found[i]}
 			n++
 		}
 	}

@@ -17,7 +17,17 @@ func (k key) String() string { return fmt.Sprintf("(%d, %d)", k.task, k.rollout)
 
 // rowKey reads a row's key; ok is false when either index is missing.
 func rowKey(row gjson.Result) (key, bool) {
-	t, r := row.Get(TaskIndexKey), row.Get(RolloutIndexKey)
+	// One walk, as far as both members (the first of each, as Get finds).
+	var t, r gjson.Result
+	row.ForEach(func(k, v gjson.Result) bool {
+		switch {
+		case k.Str == TaskIndexKey && !t.Exists():
+			t = v
+		case k.Str == RolloutIndexKey && !r.Exists():
+			r = v
+		}
+		return !t.Exists() || !r.Exists()
+	})
 	if t.Type != gjson.Number || r.Type != gjson.Number {
 		return key{}, false
 	}

@@ -44,17 +44,24 @@ func TestStampIsSettingEachKey(t *testing.T) {
 		"a key that only looks alike": `{"_ng_task_indexx": 1, "x_ng_task_index": 2}`,
 	} {
 		t.Run(name, func(t *testing.T) {
-			row := gjson.Parse(stampRow)
-			want, err := stampBySetting([]byte(result), row)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := stamp([]byte(result), row)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("got  %s\nwant %s", got, want)
+			for _, rowText := range []string{
+				stampRow,
+				`{"_ng_rollout_index":1,"_ng_rollout_index":2,"input":"q"}`,
+				`{"_ng_task_inde\u0078":4,"agent_ref":{"name":"b"},"skills_ref":[1]}`,
+				`{"input":"no identity"}`,
+			} {
+				row := gjson.Parse(rowText)
+				want, err := stampBySetting([]byte(result), row)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := stamp([]byte(result), row)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(got, want) {
+					t.Errorf("row %s:\ngot  %s\nwant %s", rowText, got, want)
+				}
 			}
 		})
 	}
@@ -118,6 +125,48 @@ func BenchmarkStampBySetting(b *testing.B) {
 	for range b.N {
 		if _, err := stampBySetting(result, row); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// routeOf reads what gjson.Get reads, in one walk.
+func TestRouteOfIsGet(t *testing.T) {
+	for _, result := range []string{
+		`{"reward":1.0}`,
+		`{"_ng_no_persist":true,"reward":0}`,
+		`{"_ng_no_persist":false,"_ng_no_persist":true}`,
+		`{"_ng_failure_class":null,"reward":"x"}`,
+		`{"_ng_failure_class":"timeout","_ng_failure_class":null}`,
+		`{"r\u0065ward":2,"reward":3}`,
+		`{"nested":{"reward":1}}`,
+		`{}`,
+	} {
+		res := gjson.Parse(result)
+		want := route{noPersist: res.Get("_ng_no_persist").Bool(),
+			failed: res.Get("_ng_failure_class").Exists() && res.Get("_ng_failure_class").Type != gjson.Null,
+			reward: res.Get("reward")}
+		if got := routeOf(res); got.noPersist != want.noPersist || got.failed != want.failed || got.reward.Raw != want.reward.Raw || got.reward.Type != want.reward.Type {
+			t.Errorf("%s: routeOf = %+v, Get gives %+v", result, got, want)
+		}
+	}
+}
+
+// rowKey reads the indexes as gjson.Get finds them.
+func TestRowKeyIsGet(t *testing.T) {
+	for _, row := range []string{
+		`{"_ng_task_index":3,"_ng_rollout_index":1}`,
+		`{"_ng_rollout_index":1,"x":{"_ng_task_index":9},"_ng_task_index":2,"_ng_task_index":5}`,
+		`{"_ng_task_index":"3","_ng_rollout_index":1}`,
+		`{"_ng_task_index":3}`,
+		`{"_ng_task_inde\u0078":3,"_ng_rollout_index":0}`,
+		`{"_ng_task_index":1.5e3,"_ng_rollout_index":-0}`,
+		`{}`,
+	} {
+		r := gjson.Parse(row)
+		tk, rk := r.Get(TaskIndexKey), r.Get(RolloutIndexKey)
+		want, wantOK := key{tk.Int(), rk.Int()}, tk.Type == gjson.Number && rk.Type == gjson.Number
+		if got, ok := rowKey(r); ok != wantOK || (ok && got != want) {
+			t.Errorf("%s: rowKey = %v %v, Get gives %v %v", row, got, ok, want, wantOK)
 		}
 	}
 }
