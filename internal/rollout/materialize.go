@@ -270,25 +270,16 @@ func (m *materializer) row(lr *lineReader, line []byte, w io.Writer) error {
 	if !m.o.Shard.Keeps(task) {
 		return nil
 	}
+	row = compactValid(make([]byte, 0, len(row)), row)
 	for range repeats {
 		rollout := m.rollouts[task]
 		m.rollouts[task]++
-		out := row
-		if out, err = sjson.SetBytes(out, TaskIndexKey, task); err != nil {
-			return err
-		}
-		if out, err = sjson.SetBytes(out, RolloutIndexKey, rollout); err != nil {
-			return err
-		}
-		if m.o.AddSeed {
-			if out, err = addSeed(out, rollout); err != nil {
-				return lr.errorf("%v", err)
-			}
+		out, err := stampRepeat(row, task, rollout, m.o.AddSeed)
+		if err != nil {
+			return lr.errorf("%v", err)
 		}
 		m.buf.Reset()
-		if err := json.Compact(&m.buf, out); err != nil {
-			return err
-		}
+		m.buf.Write(out)
 		m.buf.WriteByte('\n')
 		if m.spill != nil {
 			m.spill.round(rollout, m.buf.Len())
@@ -299,6 +290,23 @@ func (m *materializer) row(lr *lineReader, line []byte, w io.Writer) error {
 		m.written++
 	}
 	return nil
+}
+
+// stampRepeat is one repeat's line of a compacted row: its indexes set
+// (and its seed), which sjson writes compactly, so the line needs no
+// second compaction.
+func stampRepeat(row []byte, task int64, rollout int, addSeedToo bool) ([]byte, error) {
+	out, err := sjson.SetBytes(row, TaskIndexKey, task)
+	if err != nil {
+		return nil, err
+	}
+	if out, err = sjson.SetBytes(out, RolloutIndexKey, rollout); err != nil {
+		return nil, err
+	}
+	if addSeedToo {
+		return addSeed(out, rollout)
+	}
+	return out, nil
 }
 
 // taskIndex keeps a row's own _ng_task_index, or gives the line the index
