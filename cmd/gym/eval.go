@@ -332,6 +332,7 @@ func (r *evalRun) collect(ctx context.Context, input, inputFlag string) error {
 			Log:         ios.ErrOut,
 			Capture:     r.capture,
 			Tokens:      r.tokens,
+			GCPercent:   server.GCPercent(r.opts.ws.LookupEnv),
 		},
 		Resume:     es.Resume,
 		Aggregator: agg,

@@ -9,6 +9,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -52,6 +53,10 @@ type CollectOptions struct {
 	Capture []*capture.Store
 	// Tokens is training-token capture (token_id_capture), nil when off.
 	Tokens *TokenCapture
+	// GCPercent is the GC target while rollouts are collected, 0 to leave
+	// the process's: collection keeps little alive (the rollouts in
+	// flight), aggregation after it keeps more.
+	GCPercent int
 }
 
 // TokenCapture is what the collector does with training-token capture:
@@ -109,6 +114,9 @@ func (e *RequestFailuresError) Error() string {
 // file. A rollout cut short by cancellation is written nowhere, so --resume
 // runs it again: every rollout ends up in the output exactly once.
 func collect(ctx context.Context, p Paths, resume bool, o CollectOptions) (*Summary, error) {
+	if o.GCPercent > 0 {
+		defer debug.SetGCPercent(debug.SetGCPercent(o.GCPercent))
+	}
 	st := newResumeState()
 	if resume {
 		var err error

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -366,5 +367,32 @@ func TestRunRemovesTemporaryFilesEarlierRunsLeft(t *testing.T) {
 	}
 	if _, err := os.Stat(other); err != nil {
 		t.Errorf("a temporary file of another output was removed: %v", err)
+	}
+}
+
+// Collection runs at its own GC target and gives the process's back.
+func TestCollectGCPercent(t *testing.T) {
+	restore := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(restore) })
+	var during atomic.Int64
+	agent := fakeAgent(t, func(gjson.Result) (int, []byte, time.Duration) {
+		p := debug.SetGCPercent(100)
+		debug.SetGCPercent(p)
+		during.Store(int64(p))
+		return http.StatusOK, []byte(`{"reward":1}`), 0
+	})
+	dir := t.TempDir()
+	o := runOptions(t, dir, writeFile(t, dir, "in.jsonl", rows(1, "agent")), agent.URL)
+	o.Aggregator = nil
+	o.Collect.Concurrency = 1
+	o.Collect.GCPercent = 250
+	if _, err := Run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	if during.Load() != 250 {
+		t.Errorf("GC percent while collecting %d, want 250", during.Load())
+	}
+	if after := debug.SetGCPercent(100); after != 100 {
+		t.Errorf("GC percent after the run %d, want the process's 100", after)
 	}
 }

@@ -197,17 +197,26 @@ func Main(ctx context.Context, lookupEnv func(string) (string, bool), stdout io.
 	return Serve(ctx, rt, h, stdout)
 }
 
-// serverGCPercent is the GC target of a server process when GOGC is not
-// set. A server's live heap is small and nearly all it allocates is
-// per-request garbage, so collecting at five times the live heap instead of
-// twice cut the agent's CPU per rollout by about a fifth in bench/rollouts.sh
-// for some 50 MiB more peak RSS at 256 concurrent rollouts.
+// serverGCPercent is the GC target of a server process, and of rollout
+// collection, when GOGC is not set. Their live heap is small and nearly
+// all they allocate is per-request garbage, so collecting at five times
+// the live heap instead of twice cut the agent's CPU per rollout by about
+// a fifth in bench/rollouts.sh for some 50 MiB more peak RSS at 256
+// concurrent rollouts.
 const serverGCPercent = 400
 
-// tuneGC sets serverGCPercent unless the user chose with GOGC.
+// GCPercent is the GC target for request-serving work: serverGCPercent,
+// or 0 (leave the runtime's) when the user chose with GOGC.
+func GCPercent(lookupEnv func(string) (string, bool)) int {
+	if _, set := lookupEnv("GOGC"); set {
+		return 0
+	}
+	return serverGCPercent
+}
+
 func tuneGC(lookupEnv func(string) (string, bool)) {
-	if _, set := lookupEnv("GOGC"); !set {
-		debug.SetGCPercent(serverGCPercent)
+	if p := GCPercent(lookupEnv); p > 0 {
+		debug.SetGCPercent(p)
 	}
 }
 
