@@ -69,12 +69,19 @@ func ValidateFields(body json.RawMessage, specs []FieldSpec) (map[string]json.Ra
 // read with one validating scan and one walk instead of encoding/json's
 // reflection over the whole body.
 func decodeObject(body json.RawMessage) (map[string]json.RawMessage, error) {
+	if !gjson.ValidBytes(body) {
+		return nil, notAnObject(body)
+	}
+	return decodeValidObject(body)
+}
+
+// decodeValidObject is decodeObject of a body server.DecodeJSON has read,
+// which is valid JSON already (gjson's validation and encoding/json's
+// agree).
+func decodeValidObject(body json.RawMessage) (map[string]json.RawMessage, error) {
 	parsed := gjson.ParseBytes(body)
-	if !parsed.IsObject() || !gjson.ValidBytes(body) {
-		return nil, &server.ValidationError{Details: []server.ValidationDetail{{
-			Type: "model_attributes_type", Loc: []any{"body"},
-			Msg: "Input should be a valid dictionary or object to extract fields from", Input: body,
-		}}}
+	if !parsed.IsObject() {
+		return nil, notAnObject(body)
 	}
 	obj := make(map[string]json.RawMessage, 8)
 	parsed.ForEach(func(key, value gjson.Result) bool {
@@ -87,6 +94,22 @@ func decodeObject(body json.RawMessage) (map[string]json.RawMessage, error) {
 		return true
 	})
 	return obj, nil
+}
+
+// requireObject refuses a body server.DecodeJSON has read unless it is an
+// object, as decoding it into a model would.
+func requireObject(body json.RawMessage) error {
+	if !gjson.ParseBytes(body).IsObject() {
+		return notAnObject(body)
+	}
+	return nil
+}
+
+func notAnObject(body json.RawMessage) error {
+	return &server.ValidationError{Details: []server.ValidationDetail{{
+		Type: "model_attributes_type", Loc: []any{"body"},
+		Msg: "Input should be a valid dictionary or object to extract fields from", Input: body,
+	}}}
 }
 
 func validateDecoded(body json.RawMessage, obj map[string]json.RawMessage, specs []FieldSpec) (map[string]json.RawMessage, error) {

@@ -197,7 +197,7 @@ func (b *base) seedSession(w http.ResponseWriter, r *http.Request) error {
 	if err := server.DecodeJSON(r, &body); err != nil {
 		return err
 	}
-	if _, err := decodeObject(body); err != nil {
+	if err := requireObject(body); err != nil {
 		return err
 	}
 	var reply any = json.RawMessage("{}")
@@ -242,7 +242,7 @@ func (b *base) verify(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (b *base) decodeVerify(body json.RawMessage) (*VerifyRequest, error) {
-	obj, err := decodeObject(body)
+	obj, err := decodeValidObject(body)
 	if err != nil {
 		return nil, err
 	}
@@ -320,7 +320,7 @@ func (b *base) tool(t Tool) server.HandlerFunc {
 		if err := server.DecodeJSON(r, &body); err != nil {
 			return err
 		}
-		if _, err := decodeObject(body); err != nil {
+		if err := requireObject(body); err != nil {
 			return err
 		}
 		reply, err := t.Call(r, body)

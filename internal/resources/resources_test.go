@@ -109,6 +109,27 @@ func TestSessionsIsolated(t *testing.T) {
 	}
 }
 
+// Every endpoint that reads a model refuses a body that is JSON but not
+// an object, and takes an object with white space around it.
+func TestBodiesMustBeObjects(t *testing.T) {
+	counts := &Sessions[int]{}
+	s := resourcestest.Start(t, counterConfig, "counter", "CounterServer", counterServer(counts))
+	notObject := `{"detail":[{"type":"model_attributes_type","loc":["body"],"msg":"Input should be a valid dictionary or object to extract fields from","input":%s}]}`
+	for _, path := range []string{"/seed_session", "/increment", "/verify"} {
+		for _, body := range []string{`[1]`, `"x"`, `3`, `null`} {
+			status, got := s.Post(path, body)
+			if want := fmt.Sprintf(notObject, body); status != 422 || string(got) != want {
+				t.Errorf("%s %s: %d %s\nwant 422 %s", path, body, status, got, want)
+			}
+		}
+	}
+	for _, path := range []string{"/seed_session", "/increment"} {
+		if status, got := s.Post(path, " \n {} \t"); status != 200 {
+			t.Errorf("%s with white space: %d %s", path, status, got)
+		}
+	}
+}
+
 func TestVerifyOutcomes(t *testing.T) {
 	counts := &Sessions[int]{}
 	s := resourcestest.Start(t, counterConfig, "counter", "CounterServer", counterServer(counts))
