@@ -12,8 +12,9 @@ import (
 
 // BenchmarkRun measures what the agent adds to a rollout: /run against
 // in-process fakes that answer at once, 64 rollouts in flight. Each rollout
-// is seven HTTP exchanges on loopback (the /run call, /seed_session, the
-// self-call, two model calls, one tool call, /verify).
+// is six HTTP exchanges on loopback (the /run call, /seed_session, two
+// model calls, one tool call, /verify); the /v1/responses self-call is made
+// in process.
 func BenchmarkRun(b *testing.B) {
 	for _, tc := range []struct {
 		name   string

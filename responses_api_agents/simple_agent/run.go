@@ -144,12 +144,28 @@ func checkVerifyResponse(body []byte) error {
 	if !v.IsObject() {
 		return fmt.Errorf("the resources server's /verify reply is not a JSON object: %s", short(body))
 	}
-	for _, key := range []string{"responses_create_params", "response"} {
-		if f := v.Get(key); !f.IsObject() {
-			return fmt.Errorf("the resources server's /verify reply has no %s object: %s", key, short(body))
+	// The first of each member, as Get finds it, in one walk.
+	var params, response, reward gjson.Result
+	v.ForEach(func(k, m gjson.Result) bool {
+		switch {
+		case k.Str == "responses_create_params" && !params.Exists():
+			params = m
+		case k.Str == "response" && !response.Exists():
+			response = m
+		case k.Str == "reward" && !reward.Exists():
+			reward = m
+		}
+		return true
+	})
+	for _, f := range []struct {
+		key   string
+		value gjson.Result
+	}{{"responses_create_params", params}, {"response", response}} {
+		if !f.value.IsObject() {
+			return fmt.Errorf("the resources server's /verify reply has no %s object: %s", f.key, short(body))
 		}
 	}
-	if v.Get("reward").Type != gjson.Number {
+	if reward.Type != gjson.Number {
 		return fmt.Errorf("the resources server's /verify reply has no numeric reward: %s", short(body))
 	}
 	return nil
