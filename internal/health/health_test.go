@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -235,45 +236,101 @@ func TestRegistryFitsTheUnobservedBits(t *testing.T) {
 	}
 }
 
-// repeatsOf folds copies as grouping them first and then folding each
-// group would, whether it finds a rollout index by scanning or, past 32
-// of them, by map.
-func TestRepeatsOf(t *testing.T) {
+// reduce's task rows and duplicate findings are what grouping the records
+// by key in first-seen order, as NeMo Gym does, gives: the order of the
+// records does not change them.
+func TestTaskRowsIgnoreRecordOrder(t *testing.T) {
 	verdicts := []string{"healthy", "unhealthy", "unobserved"}
-	for _, n := range []int{1, 5, 33, 100} {
+	keyAt := func(i int) key {
+		switch i % 7 {
+		case 0:
+			return key{isStr: true, s: strconv.Itoa(i % 5)}
+		case 1:
+			return key{none: true}
+		case 2:
+			return key{isStr: true, s: "None"}
+		}
+		return key{n: int64(i % 5)}
+	}
+	for _, n := range []int{1, 5, 40, 300} {
 		var digests []*Digest
-		var group []int
-		for i := range 3 * n {
-			r := key{n: int64((i * 7) % n)}
-			if i%5 == 0 {
-				r = key{isStr: true, s: strconv.Itoa(i % n)}
-			}
-			digests = append(digests, &Digest{Rollout: r, Verdict: verdicts[(i*i)%3], policyCallsObserved: i%4 != 0, successfulCalls: i % 3})
-			group = append(group, i)
+		for i := range n {
+			digests = append(digests, &Digest{Task: keyAt(i * 3), Rollout: keyAt(i), Stage: keyAt(i / 2),
+				Verdict: verdicts[(i*i)%3], policyCallsObserved: i%4 != 0, successfulCalls: i % 3})
 		}
-		var order []key
-		by := map[key][]*Digest{}
+		// The reference: records by task, then by rollout, first seen first.
+		type rep struct {
+			verdict     string
+			policyCalls bool
+			successful  int
+		}
+		var taskOrder []key
+		byTask := map[key][]*Digest{}
 		for _, d := range digests {
-			if _, ok := by[d.Rollout]; !ok {
-				order = append(order, d.Rollout)
+			if _, ok := byTask[d.Task]; !ok {
+				taskOrder = append(taskOrder, d.Task)
 			}
-			by[d.Rollout] = append(by[d.Rollout], d)
+			byTask[d.Task] = append(byTask[d.Task], d)
 		}
-		var want []repeat
-		for _, r := range order {
-			copies := by[r]
-			rep := repeat{verdict: copies[0].Verdict, policyCalls: true}
-			for _, c := range copies {
-				if c.Verdict != rep.verdict {
-					rep.verdict = "unobserved"
+		want := map[string]taskRow{}
+		for _, tk := range taskOrder {
+			var order []key
+			by := map[key][]*Digest{}
+			for _, d := range byTask[tk] {
+				if _, ok := by[d.Rollout]; !ok {
+					order = append(order, d.Rollout)
 				}
-				rep.policyCalls = rep.policyCalls && c.policyCallsObserved
-				rep.successfulMax = max(rep.successfulMax, c.successfulCalls)
+				by[d.Rollout] = append(by[d.Rollout], d)
 			}
-			want = append(want, rep)
+			row := taskRow{name: tk.String(), isStr: tk.isStr, repeats: len(order), flags: []string{}}
+			var reps []rep
+			for _, r := range order {
+				copies := by[r]
+				x := rep{copies[0].Verdict, true, 0}
+				for _, c := range copies {
+					if c.Verdict != x.verdict {
+						x.verdict = "unobserved"
+					}
+					x.policyCalls = x.policyCalls && c.policyCallsObserved
+					x.successful = max(x.successful, c.successfulCalls)
+				}
+				reps = append(reps, x)
+				switch x.verdict {
+				case "healthy":
+					row.healthy++
+				case "unhealthy":
+					row.unhealthy++
+				default:
+					row.un++
+				}
+			}
+			computable, unhealthy := 0, 0
+			for _, r := range reps {
+				if r.verdict != "unobserved" {
+					computable++
+					if r.verdict == "unhealthy" {
+						unhealthy++
+					}
+				}
+			}
+			if computable >= 2 && unhealthy == computable {
+				row.flags = append(row.flags, "task_consistently_unhealthy")
+			}
+			if !slices.ContainsFunc(reps, func(r rep) bool { return !r.policyCalls }) && !slices.ContainsFunc(reps, func(r rep) bool { return r.successful > 0 }) {
+				row.flags = append(row.flags, "task_no_successful_model_calls")
+			}
+			if _, seen := want[row.name]; !seen || tk.isStr {
+				want[row.name] = row
+			}
 		}
-		if got := repeatsOf(digests, group); !slices.Equal(got, want) {
-			t.Errorf("%d rollout indexes: repeatsOf = %v, want %v", n, got, want)
+		s := reduce(digests, groupByIdentity(digests), nil, map[string]bool{"rollout_duplicate_identity": true})
+		if len(s.tasks) != len(want) {
+			t.Fatalf("%d records: %d task rows, want %d", n, len(s.tasks), len(want))
+		}
+		for _, row := range s.tasks {
+			if w := want[row.name]; !reflect.DeepEqual(row, w) {
+				t.Errorf("%d records: task %q row %+v, want %+v", n, row.name, row, w)
+			}
 		}
 	}
 }

@@ -543,8 +543,10 @@ feed:
 	if firstErr != nil {
 		return nil, firstErr
 	}
-	markDuplicates(digests, ignored)
-	s := reduce(digests, ignoredList, ignored)
+	grouped := groupByIdentity(digests)
+	markDuplicates(grouped, ignored)
+	s := reduce(digests, grouped, ignoredList, ignored)
+	grouped = nil
 	dir := o.OutputDir
 	if dir == "" {
 		dir = filepath.Dir(o.Rollouts[0])
@@ -582,35 +584,62 @@ func writeSummary(path string, s *summary) error {
 	return errors.Join(err, f.Close())
 }
 
-// markDuplicates flags records that claim the same (stage, task, rollout).
-func markDuplicates(digests []*Digest, ignored map[string]bool) {
-	if ignored["rollout_duplicate_identity"] {
-		return
+// groupByIdentity is the digests sorted by task, rollout and stage so that
+// records with equal keys, and only they, are adjacent.
+func groupByIdentity(digests []*Digest) []*Digest {
+	sorted := slices.Clone(digests)
+	slices.SortFunc(sorted, func(a, b *Digest) int {
+		return cmp.Or(exactOrder(a.Task, b.Task), exactOrder(a.Rollout, b.Rollout), exactOrder(a.Stage, b.Stage))
+	})
+	return sorted
+}
+
+// exactOrder is keyOrder with its one tie between unequal keys — None and
+// the string "None" — broken.
+func exactOrder(a, b key) int {
+	return cmp.Or(keyOrder(a, b), cmp.Compare(kindOf(a), kindOf(b)))
+}
+
+func kindOf(k key) int {
+	switch {
+	case k.none:
+		return 2
+	case k.isStr:
+		return 1
 	}
-	copies := make(map[string]int, len(digests))
-	var id []byte
-	for _, d := range digests {
-		id = d.appendIdentity(id[:0])
-		copies[string(id)]++
-	}
-	for _, d := range digests {
-		id = d.appendIdentity(id[:0])
-		n := copies[string(id)]
-		if n < 2 {
-			continue
+	return 0
+}
+
+// runs calls f with each run of grouped whose keys same says are equal.
+func runs(grouped []*Digest, same func(a, b *Digest) bool, f func([]*Digest)) {
+	for start := 0; start < len(grouped); {
+		end := start + 1
+		for end < len(grouped) && same(grouped[start], grouped[end]) {
+			end++
 		}
-		d.Findings = append(d.Findings, Finding{Check: "rollout_duplicate_identity", Detail: []kv{{"duplicate_count", n}}})
-		d.Verdict = "unhealthy"
+		f(grouped[start:end])
+		start = end
 	}
 }
 
-// appendIdentity appends the record's (stage, task, rollout) as JSON
-// values split by NUL, which JSON text never holds: equal identities and
-// only they give equal bytes.
-func (d *Digest) appendIdentity(b []byte) []byte {
-	b = append(d.Stage.appendJSON(b), 0)
-	b = append(d.Task.appendJSON(b), 0)
-	return d.Rollout.appendJSON(b)
+func sameTask(a, b *Digest) bool    { return a.Task == b.Task }
+func sameRollout(a, b *Digest) bool { return a.Task == b.Task && a.Rollout == b.Rollout }
+func sameRecord(a, b *Digest) bool  { return sameRollout(a, b) && a.Stage == b.Stage }
+
+// markDuplicates flags records that claim the same (stage, task, rollout).
+func markDuplicates(grouped []*Digest, ignored map[string]bool) {
+	if ignored["rollout_duplicate_identity"] {
+		return
+	}
+	runs(grouped, sameRecord, func(copies []*Digest) {
+		if len(copies) < 2 {
+			return
+		}
+		for _, d := range copies {
+			d.Findings = append(d.Findings, Finding{Check: "rollout_duplicate_identity", Detail: []kv{{"duplicate_count", len(copies)}}})
+			d.Verdict = "unhealthy"
+		}
+	})
 }
 
 type repeat struct {
@@ -623,6 +652,7 @@ type coverage struct{ evaluated, unobserved, ignored int }
 
 type taskRow struct {
 	name                            string
+	isStr                           bool // a string task, sorted after the integers
 	repeats, healthy, unhealthy, un int
 	flags                           []string
 }
@@ -644,7 +674,7 @@ type summary struct {
 	tasks      []taskRow
 }
 
-func reduce(digests []*Digest, ignoredList []string, ignored map[string]bool) *summary {
+func reduce(digests, grouped []*Digest, ignoredList []string, ignored map[string]bool) *summary {
 	s := &summary{ignored: slices.Sorted(slices.Values(ignoredList)), records: len(digests), coverage: map[string]*coverage{},
 		verdicts: map[string]int{}, issues: map[string]int{}, byStatus: map[string]int{}}
 	if s.ignored == nil {
@@ -653,40 +683,24 @@ func reduce(digests []*Digest, ignoredList []string, ignored map[string]bool) *s
 	for _, c := range Registry {
 		s.coverage[c.ID] = &coverage{}
 	}
-	// Tasks in first-seen order; a counting sort groups each task's
-	// records in file order without a slice per task.
-	taskID := map[key]int{}
-	var taskOrder []key
-	ids := make([]int, len(digests))
-	for i, d := range digests {
-		id, ok := taskID[d.Task]
-		if !ok {
-			id = len(taskOrder)
-			taskID[d.Task] = id
-			taskOrder = append(taskOrder, d.Task)
-		}
-		ids[i] = id
-	}
-	taskID = nil
-	start := make([]int, len(taskOrder)+1)
-	for _, id := range ids {
-		start[id+1]++
-	}
-	for t := range taskOrder {
-		start[t+1] += start[t]
-	}
-	grouped := make([]int, len(digests))
-	next := slices.Clone(start[:len(taskOrder)])
-	for i, id := range ids {
-		grouped[next[id]] = i
-		next[id]++
-	}
-	ids, next = nil, nil
-
-	rows := make([]taskRow, len(taskOrder))
-	for t := range taskOrder {
-		reps := repeatsOf(digests, grouped[start[t]:start[t+1]])
-		row := taskRow{repeats: len(reps), flags: []string{}}
+	// A task's repeats are its rollout indexes: the copies of one agree on
+	// their verdict or are unobserved together, and none of it depends on
+	// the records' order.
+	var rows []taskRow
+	runs(grouped, sameTask, func(records []*Digest) {
+		var reps []repeat
+		runs(records, sameRollout, func(copies []*Digest) {
+			rep := repeat{verdict: copies[0].Verdict, policyCalls: true}
+			for _, c := range copies {
+				if c.Verdict != rep.verdict {
+					rep.verdict = "unobserved"
+				}
+				rep.policyCalls = rep.policyCalls && c.policyCallsObserved
+				rep.successfulMax = max(rep.successfulMax, c.successfulCalls)
+			}
+			reps = append(reps, rep)
+		})
+		row := taskRow{name: records[0].Task.String(), isStr: records[0].Task.isStr, repeats: len(reps), flags: []string{}}
 		for _, r := range reps {
 			switch r.verdict {
 			case "healthy":
@@ -733,9 +747,8 @@ func reduce(digests []*Digest, ignoredList []string, ignored map[string]bool) *s
 		for _, f := range row.flags {
 			s.issues[f]++
 		}
-		rows[t] = row
-	}
-	grouped, start = nil, nil
+		rows = append(rows, row)
+	})
 	for _, d := range digests {
 		for _, c := range Registry {
 			if c.Scope != "rollout" {
@@ -777,73 +790,40 @@ func reduce(digests []*Digest, ignoredList []string, ignored map[string]bool) *s
 		s.tokens[3] += d.captureCompletion
 	}
 	// Integer tasks first, then strings — each by its text, as NeMo Gym
-	// sorts them.
-	order := make([]int, len(taskOrder))
-	for t := range taskOrder {
-		order[t] = t
-		rows[t].name = taskOrder[t].String()
-	}
-	slices.SortStableFunc(order, func(a, b int) int {
-		if ka, kb := taskOrder[a], taskOrder[b]; ka.isStr != kb.isStr {
-			if ka.isStr {
+	// sorts them (no two tasks tie).
+	slices.SortFunc(rows, func(a, b taskRow) int {
+		if a.isStr != b.isStr {
+			if a.isStr {
 				return 1
 			}
 			return -1
 		}
-		return strings.Compare(rows[a].name, rows[b].name)
+		return strings.Compare(a.name, b.name)
 	})
-	rowAt := map[string]int{}
-	for _, t := range order {
-		// The integer task 1 and the string "1" share a name: the later
-		// one's counts win, in the earlier one's place.
-		if i, ok := rowAt[rows[t].name]; ok {
-			s.tasks[i] = rows[t]
-			continue
+	s.tasks = rows
+	// The integer task 1 and the string "1" share a name: the later one's
+	// counts win, in the earlier one's place.
+	if firstStr, _ := slices.BinarySearchFunc(rows, true, func(r taskRow, _ bool) int {
+		if r.isStr {
+			return 0
 		}
-		rowAt[rows[t].name] = len(s.tasks)
-		s.tasks = append(s.tasks, rows[t])
+		return -1
+	}); firstStr > 0 && firstStr < len(rows) {
+		rowAt := make(map[string]int, firstStr)
+		for i, r := range rows[:firstStr] {
+			rowAt[r.name] = i
+		}
+		kept := rows[:firstStr]
+		for _, r := range rows[firstStr:] {
+			if i, ok := rowAt[r.name]; ok {
+				kept[i] = r
+				continue
+			}
+			kept = append(kept, r)
+		}
+		s.tasks = kept
 	}
 	return s
-}
-
-// repeatsOf folds a task's records (indexes into digests, in file order)
-// into its repeats, in first-seen order: the copies of one rollout index
-// agree on their verdict or are unobserved together.
-func repeatsOf(digests []*Digest, group []int) []repeat {
-	var reps []repeat
-	var rolloutOf []key
-	var at map[key]int // for tasks with many repeats
-	for _, i := range group {
-		d := digests[i]
-		j := -1
-		if at != nil {
-			if k, ok := at[d.Rollout]; ok {
-				j = k
-			}
-		} else {
-			j = slices.Index(rolloutOf, d.Rollout)
-		}
-		if j < 0 {
-			j = len(reps)
-			reps = append(reps, repeat{verdict: d.Verdict, policyCalls: true})
-			if at != nil {
-				at[d.Rollout] = j
-			} else if rolloutOf = append(rolloutOf, d.Rollout); len(rolloutOf) > 32 {
-				at = map[key]int{}
-				for k, r := range rolloutOf {
-					at[r] = k
-				}
-				rolloutOf = nil
-			}
-		}
-		r := &reps[j]
-		if d.Verdict != r.verdict {
-			r.verdict = "unobserved"
-		}
-		r.policyCalls = r.policyCalls && d.policyCallsObserved
-		r.successfulMax = max(r.successfulMax, d.successfulCalls)
-	}
-	return reps
 }
 
 // jw writes orjson's layouts: compact (indent "") or OPT_INDENT_2.
