@@ -334,3 +334,36 @@ func TestTaskRowsIgnoreRecordOrder(t *testing.T) {
 		}
 	}
 }
+
+// Lines are numbered per file and counted across files, across the
+// batches they are read in.
+func TestLinesAcrossBatchesAndFiles(t *testing.T) {
+	dir := t.TempDir()
+	var one strings.Builder
+	for i := 1; i <= 2500; i++ {
+		switch i {
+		case 1100:
+			one.WriteString(`{"broken` + "\n")
+		case 1300:
+			one.WriteString("  \n")
+		default:
+			one.WriteString(`{"response":{}}` + "\n")
+		}
+	}
+	p1, p2 := filepath.Join(dir, "one.jsonl"), filepath.Join(dir, "two.jsonl")
+	os.WriteFile(p1, []byte(one.String()), 0o644)
+	os.WriteFile(p2, []byte(`{"response":{}}`+"\n"+`[`+"\n"+`{"_ng_task_index":"t"}`), 0o644)
+	res, err := Run(context.Background(), Options{Rollouts: []string{p1, p2}, OutputDir: dir, Workers: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Digests) != 2502 {
+		t.Fatalf("%d digests, want 2502", len(res.Digests))
+	}
+	for i, want := range map[int]string{0: "0", 1098: "1098", 1099: "__unreadable_record__:input-0:line-1100", 1100: "1100",
+		1298: "1298", 1299: "1299", 2498: "2498", 2499: "2499", 2500: "__unreadable_record__:input-1:line-2", 2501: "t"} {
+		if got := res.Digests[i].Task.String(); got != want {
+			t.Errorf("digest %d is task %s, want %s", i, got, want)
+		}
+	}
+}

@@ -124,11 +124,8 @@ func (d *Digest) Unobserved() []string {
 	return out
 }
 
-// line is where one non-blank line of a rollouts file is; workers read
-// it when they check it, so a large file is never held whole.
+// line is one non-blank line of a rollouts file: which, and where.
 type line struct {
-	offset     int64
-	length     int
 	ordinal    int
 	source     int // the file's position in the run's list
 	lineNumber int
@@ -396,49 +393,99 @@ func digest(path string, l line, raw []byte, ignored map[string]bool) (*Digest, 
 	return d, nil
 }
 
-// index lists the non-blank lines of the files, numbered per file and
-// counted across them; the files stay open for the workers to read the
-// lines from (the caller closes them).
-func index(paths []string) ([]line, []*os.File, error) {
-	var out []line
+// checkAll digests the non-blank lines of the files, numbered per file and
+// counted across them, a batch at a time: a batch is read, then checked by
+// the workers, so a large file is never held whole. The error is the first
+// in line order, after any file that does not open.
+func checkAll(ctx context.Context, paths []string, workers int, ignored map[string]bool) ([]*Digest, error) {
 	var files []*os.File
-	for source, p := range paths {
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
+	for _, p := range paths {
 		f, err := os.Open(p)
 		if err != nil {
-			return nil, files, err
+			return nil, err
 		}
 		files = append(files, f)
+	}
+	const batchLines, batchBytes = 1024, 8 << 20
+	type pending struct {
+		l          line
+		start, end int // in arena
+	}
+	var digests []*Digest
+	var batch []pending
+	var arena []byte
+	errs := make([]error, batchLines)
+	flush := func() error {
+		if err := context.Cause(ctx); err != nil {
+			return err
+		}
+		base := len(digests)
+		digests = append(digests, make([]*Digest, len(batch))...)
+		var wg sync.WaitGroup
+		for w := range min(workers, len(batch)) {
+			wg.Go(func() {
+				for i := w; i < len(batch); i += workers {
+					p := batch[i]
+					digests[base+i], errs[i] = digest(paths[p.l.source], p.l, arena[p.start:p.end], ignored)
+				}
+			})
+		}
+		wg.Wait()
+		for i := range batch {
+			if errs[i] != nil {
+				return errs[i]
+			}
+		}
+		batch, arena = batch[:0], arena[:0]
+		return nil
+	}
+	ordinal := 0
+	for source, f := range files {
 		r := bufio.NewReaderSize(f, 1<<16)
 		n := 0
-		var offset int64
 		for {
-			length, blank := 0, true
+			start, blank := len(arena), true
 			var err error
 			for {
 				var chunk []byte
 				chunk, err = r.ReadSlice('\n')
-				length += len(chunk)
+				arena = append(arena, chunk...)
 				blank = blank && len(trimASCII(chunk)) == 0
 				if err != bufio.ErrBufferFull {
 					break
 				}
 			}
-			if length > 0 {
+			if len(arena) > start {
 				n++
-				if !blank {
-					out = append(out, line{offset: offset, length: length, ordinal: len(out), source: source, lineNumber: n})
+				if blank {
+					arena = arena[:start]
+				} else {
+					batch = append(batch, pending{line{ordinal: ordinal, source: source, lineNumber: n}, start, len(arena)})
+					ordinal++
 				}
 			}
-			offset += int64(length)
+			if len(batch) == batchLines || len(arena) >= batchBytes {
+				if ferr := flush(); ferr != nil {
+					return nil, ferr
+				}
+			}
 			if err == io.EOF {
 				break
 			}
 			if err != nil {
-				return nil, files, err
+				return nil, err
 			}
 		}
 	}
-	return out, files, nil
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	return digests, nil
 }
 
 // Result is one health check: the summary written to quality_summary.json
@@ -483,65 +530,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if workers < 1 {
 		return nil, &UsageError{"workers must be at least 1"}
 	}
-	lines, files, err := index(o.Rollouts)
-	defer func() {
-		for _, f := range files {
-			f.Close()
-		}
-	}()
+	digests, err := checkAll(ctx, o.Rollouts, workers, ignored)
 	if err != nil {
 		return nil, err
-	}
-	digests := make([]*Digest, len(lines))
-	// The error of the earliest line that failed, as a serial pass would
-	// meet it.
-	var errMu sync.Mutex
-	errAt, firstErr := len(lines), error(nil)
-	fail := func(i int, err error) {
-		errMu.Lock()
-		defer errMu.Unlock()
-		if i < errAt {
-			errAt, firstErr = i, err
-		}
-	}
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range min(workers, max(len(lines), 1)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var buf []byte // a worker's line buffer: nothing keeps a line's bytes
-			for i := range next {
-				l := lines[i]
-				buf = slices.Grow(buf[:0], l.length)[:l.length]
-				raw := buf
-				if _, err := files[l.source].ReadAt(raw, l.offset); err != nil {
-					fail(i, err)
-					continue
-				}
-				d, err := digest(o.Rollouts[l.source], l, raw, ignored)
-				if err != nil {
-					fail(i, err)
-				}
-				digests[i] = d
-			}
-		}()
-	}
-feed:
-	for i := range lines {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(next)
-	wg.Wait()
-	if err := context.Cause(ctx); err != nil {
-		return nil, err
-	}
-	if firstErr != nil {
-		return nil, firstErr
 	}
 	grouped := groupByIdentity(digests)
 	markDuplicates(grouped, ignored)
