@@ -37,10 +37,10 @@ const (
 
 // key is a task, rollout or stage index as NeMo Gym keeps it: an integer
 // or a string (isStr), or none.
-type key struct {
-	isStr bool
-	n     int64
+type key struct { // 32 bytes in this field order; a digest holds three
 	s     string
+	n     int64
+	isStr bool
 	none  bool
 }
 
