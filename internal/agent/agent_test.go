@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -352,5 +353,21 @@ func exactly(want string) func(t *testing.T, body string) {
 		if body != want {
 			t.Errorf("body %s, want %s", body, want)
 		}
+	}
+}
+
+// A reply goes with its length, as uvicorn sends it, not chunked.
+func TestWriteJSONIsSized(t *testing.T) {
+	body := []byte(`{"text":"` + strings.Repeat("x", 5000) + `"}`)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { WriteJSON(w, body) }))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !bytes.Equal(got, body) || resp.ContentLength != int64(len(body)) || len(resp.TransferEncoding) > 0 {
+		t.Errorf("Content-Length %d, Transfer-Encoding %v, body %d bytes", resp.ContentLength, resp.TransferEncoding, len(got))
 	}
 }

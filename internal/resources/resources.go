@@ -21,6 +21,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strconv"
 
 	"github.com/nemo-gym-go/gym/internal/server"
 )
@@ -357,6 +358,9 @@ func writeBody(w http.ResponseWriter, body []byte) error {
 // gone; there is nobody left to tell, so it is not an error of the handler.
 func writeStatus(w http.ResponseWriter, status int, body []byte) error {
 	w.Header().Set("Content-Type", "application/json")
+	// Sized, as uvicorn sends it: without a length net/http chunks any
+	// body over 2 KiB, which costs both ends more work.
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
 	w.Write(body)
 	return nil

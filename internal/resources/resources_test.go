@@ -130,6 +130,21 @@ func TestBodiesMustBeObjects(t *testing.T) {
 	}
 }
 
+// A reply goes with its length, as uvicorn sends it, not chunked.
+func TestRepliesAreSized(t *testing.T) {
+	s := resourcestest.Start(t, counterConfig, "counter", "CounterServer", counterServer(&Sessions[int]{}))
+	big := `{"responses_create_params":{"input":"` + strings.Repeat("x", 5000) + `"},"response":{},"target":1}`
+	resp, err := s.Client.Post(s.URL+"/verify", "application/json", strings.NewReader(big))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.ContentLength != int64(len(body)) || len(resp.TransferEncoding) > 0 || len(body) < 5000 {
+		t.Errorf("%d, Content-Length %d, Transfer-Encoding %v, %d bytes", resp.StatusCode, resp.ContentLength, resp.TransferEncoding, len(body))
+	}
+}
+
 func TestVerifyOutcomes(t *testing.T) {
 	counts := &Sessions[int]{}
 	s := resourcestest.Start(t, counterConfig, "counter", "CounterServer", counterServer(counts))
