@@ -246,7 +246,20 @@ job: {output_path: results}
 			}
 			return n >= 200
 		})
-		c.run(t, stop.how[0], stop.how[1:]...)
+		// On a loaded machine slurmctld can still hold the shard's step as
+		// pending for a moment after the shard has written its lines.
+		for try := 0; ; try++ {
+			cmd := exec.Command(stop.how[0], stop.how[1:]...)
+			cmd.Env = append(os.Environ(), "SLURM_CONF="+c.conf)
+			out, err := cmd.CombinedOutput()
+			if err == nil {
+				break
+			}
+			if try == 50 || !strings.Contains(string(out), "pending execution") {
+				t.Fatalf("%s: %v\n%s", strings.Join(stop.how, " "), err, out)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
 		written[stop.shard], totals[stop.shard] = lineCount(shardFile(stop.shard)), lineCount(inputs)
 		t.Logf("shard %d stopped (%s) with %d of its %d rollouts written", stop.shard, strings.Join(stop.how, " "), written[stop.shard], totals[stop.shard])
 	}
