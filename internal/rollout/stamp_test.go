@@ -170,3 +170,19 @@ func TestRowKeyIsGet(t *testing.T) {
 		}
 	}
 }
+
+// compactValid is json.Compact of valid JSON.
+func FuzzCompactValid(f *testing.F) {
+	for _, s := range []string{`{"a" : "b \" c\\\\", "d":[1, 2 ,{ }]}`, "\t[ \"\\\\\\\"\" ]\n", `"x y"`, ` 1 `} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var want bytes.Buffer
+		if json.Compact(&want, []byte(s)) != nil {
+			return
+		}
+		if got := compactValid(nil, []byte(s)); !bytes.Equal(got, want.Bytes()) {
+			t.Fatalf("compactValid(%q) = %q, json.Compact %q", s, got, want.Bytes())
+		}
+	})
+}
