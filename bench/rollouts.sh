@@ -30,7 +30,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-go build -o "$work/gym" ./cmd/gym
+# GYM=<binary> measures that build (an older commit's, say) instead of this
+# checkout's.
+if [[ -n ${GYM:-} ]]; then cp "$GYM" "$work/gym"; else go build -o "$work/gym" ./cmd/gym; fi
 go build -o "$work/rundriver" ./bench/rundriver
 go build -o "$work/floor" ./bench/floor
 
