@@ -119,9 +119,11 @@ func hasMembers(obj gjson.Result) bool {
 	return found
 }
 
-// appendMembers adds raw members before the object's closing brace.
+// appendMembers adds raw members before the object's closing brace. The
+// root's Raw runs to the end of the body, so whitespace after the object
+// is skipped to find the brace.
 func appendMembers(body []byte, root gjson.Result, members string) []byte {
-	end := root.Index + len(root.Raw) - 1 // offset of '}'
+	end := root.Index + len(strings.TrimRight(root.Raw, " \t\r\n")) - 1 // offset of '}'
 	var b []byte
 	b = append(b, body[:end]...)
 	if hasMembers(root) {
