@@ -13,7 +13,8 @@
 # worktree) and measures it beside the working tree's, as gym-base, in the
 # same run. PROFILE=<file> runs the working tree's server from the test
 # binary (the same code as `gym serve`) and writes its CPU profile there
-# (`go tool pprof -top <file>`). DURATION (3s), ROUNDS (3), LATENCY_N
+# (`go tool pprof -top <file>`). GYM_ENV="NAME=value ..." reaches the gym
+# processes only (GYM_ENV=GOGC=400, say). DURATION (3s), ROUNDS (3), LATENCY_N
 # (3000) and CLIENTS (256) change the run. Numbers are only meaningful on
 # an otherwise idle machine.
 set -euo pipefail
@@ -42,7 +43,8 @@ if [[ -z $nginx ]]; then
 fi
 
 args=(-overhead.duration="${DURATION:-3s}" -overhead.rounds="${ROUNDS:-3}"
-  -overhead.latency-n="${LATENCY_N:-3000}" -overhead.clients="${CLIENTS:-256}")
+  -overhead.latency-n="${LATENCY_N:-3000}" -overhead.clients="${CLIENTS:-256}"
+  -overhead.gym-env="${GYM_ENV:-}")
 if [[ -n ${PROFILE:-} ]]; then
   args+=(-overhead.cpuprofile="$(realpath -m "$PROFILE")")
 else

@@ -34,6 +34,7 @@ var (
 	overheadRounds   = flag.Int("overhead.rounds", 3, "TestOverhead: rounds over all targets, in turn")
 	overheadLatN     = flag.Int("overhead.latency-n", 3000, "TestOverhead: requests per target one at a time")
 	overheadClients  = flag.Int("overhead.clients", 256, "TestOverhead: concurrent clients of the throughput rounds")
+	overheadGymEnv   = flag.String("overhead.gym-env", "", "TestOverhead: space-separated NAME=value settings for the gym processes only (GOGC=400, say)")
 	overheadProfile  = flag.String("overhead.cpuprofile", "", "TestOverhead: run this package's own openai_model server (the code of `gym serve`) in place of -overhead.gym's, writing its CPU profile here")
 )
 
@@ -122,6 +123,9 @@ func TestOverhead(t *testing.T) {
 		fmt.Printf("  %-18s %9.1f %9.1f %+11.1f %+11.1f %12s\n", tg.name, us(p50), us(p99), us(p50-dp50), us(p99-dp99), cpu)
 	}
 
+	if *overheadRounds <= 0 {
+		return
+	}
 	// Throughput: rounds over the targets in turn, the order rotating so
 	// that none always follows the same one.
 	type sample struct{ rps, ratio, cpu float64 }
@@ -234,7 +238,7 @@ func startGymProcess(t *testing.T, gym, upstream, profile string) (string, int) 
 	port := freePort(t)
 	config := fmt.Sprintf("policy_model:\n  responses_api_models:\n    openai_model:\n      entrypoint: app.py\n      host: 127.0.0.1\n      port: %d\n"+
 		"      openai_base_url: %s/v1\n      openai_api_key: sk-bench\n      openai_model: served-model\n", port, upstream)
-	env := []string{"NEMO_GYM_CONFIG_DICT=" + config, "NEMO_GYM_CONFIG_PATH=policy_model"}
+	env := append([]string{"NEMO_GYM_CONFIG_DICT=" + config, "NEMO_GYM_CONFIG_PATH=policy_model"}, strings.Fields(*overheadGymEnv)...)
 	var cmd *exec.Cmd
 	if gym != "" {
 		cmd = exec.Command(gym, "serve")
