@@ -249,14 +249,17 @@ func (e *TransportError) Unwrap() error { return e.Err }
 func (u *Upstream) Post(ctx context.Context, path string, body []byte, call CallInfo) (*Result, error) {
 	target := u.base + path + u.query
 	shown := config.RedactURL(target)
+	// Without a cap there is no slot to release, and no func value to
+	// allocate for it on every call.
+	var release func()
 	if u.slots != nil {
 		select {
 		case u.slots <- struct{}{}:
 		case <-ctx.Done():
 			return nil, fmt.Errorf("POST %s: waiting for one of the max_concurrent_requests slots: %w", shown, context.Cause(ctx))
 		}
+		release = u.release
 	}
-	release := u.release
 	defer func() {
 		if release != nil {
 			release()
@@ -291,11 +294,7 @@ func (u *Upstream) Post(ctx context.Context, path string, body []byte, call Call
 	}
 }
 
-func (u *Upstream) release() {
-	if u.slots != nil {
-		<-u.slots
-	}
-}
+func (u *Upstream) release() { <-u.slots }
 
 // headerFor returns the request headers. Without a session key the shared
 // map serves: the transport only reads it.
