@@ -4,10 +4,10 @@
 # time (p50, p99 and what each adds over direct), then throughput at 256
 # concurrent clients (req/s and its ratio to direct, in rounds with the
 # targets in turn) and the proxy process's CPU time per request, read from
-# /proc. Beside gym: direct, a bare httputil.ReverseProxy (the floor of any
-# Go hop) and Debian's nginx as a plain keep-alive reverse proxy. Run as
-# root, the script installs nginx when it is missing; otherwise nginx is
-# skipped, with a message.
+# /proc (in 10 ms ticks, so short runs are coarse). Beside gym: direct, a
+# bare httputil.ReverseProxy (the floor of any Go hop) and Debian's nginx
+# as a plain keep-alive reverse proxy. Run as root, the script installs
+# nginx when it is missing; otherwise nginx is skipped, with a message.
 #
 # BASE=<commit> also builds gym at that commit (in a temporary git
 # worktree) and measures it beside the working tree's, as gym-base, in the

@@ -111,6 +111,7 @@ func TestOverhead(t *testing.T) {
 			lat[i] = append(lat[i], time.Since(t0))
 		}
 	}
+	fmt.Println("CPU µs/req: the proxy process's user+system time (/proc/<pid>/stat, every thread; nginx's master and workers) over the requests it served")
 	fmt.Printf("one client, %d requests per target, in turn:\n", *overheadLatN)
 	fmt.Printf("  %-18s %9s %9s %11s %11s %12s\n", "target", "p50 µs", "p99 µs", "+p50 µs", "+p99 µs", "CPU µs/req")
 	dp50, dp99 := percentiles(lat[0])
