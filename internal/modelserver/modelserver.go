@@ -45,6 +45,10 @@ type CallInfo struct {
 	TokenCapture bool
 	// Stream is set when the body asks for a stream (openai.IsStreaming).
 	Stream bool
+	// Checked is set when gjson has validated the body as a JSON object
+	// (every body but the rare ones only encoding/json accepts), so that
+	// edits such as openai.SetModelChecked need not validate it again.
+	Checked bool
 }
 
 // Result is a backend's successful answer: a whole body, or a stream that
@@ -74,10 +78,12 @@ type Backend interface {
 
 // Serve is the handler of a model server process: b's routes, with
 // model-call capture and training-token capture when the run's config
-// turns them on. A capture setting
-// NeMo Gym refuses stops the server, as it stops NeMo Gym's; a capture
-// directory that cannot be made leaves capture off, with a warning.
+// turns them on. A capture setting NeMo Gym refuses stops the server, as
+// it stops NeMo Gym's; a capture directory that cannot be made leaves
+// capture off, with a warning. It tunes the process's collector for a
+// proxy (tuneGC).
 func Serve(rt *server.Runtime, b Backend) (http.Handler, error) {
+	tuneGC()
 	b, err := withTokenCapture(rt, b)
 	if err != nil {
 		return nil, err
@@ -119,11 +125,13 @@ type backendCall func(ctx context.Context, body []byte, call CallInfo) (*Result,
 
 func (h *handler) route(api streamAPI, fn backendCall) server.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		body, err := readObject(r)
+		body, checked, err := readObject(r)
 		if err != nil {
 			return err
 		}
-		res, err := fn(r.Context(), body, callInfo(r, openai.IsStreaming(body)))
+		call := callInfo(r, openai.IsStreaming(body))
+		call.Checked = checked
+		res, err := fn(r.Context(), body, call)
 		if err != nil {
 			return h.fail(w, r, err, openAIError)
 		}
@@ -144,7 +152,7 @@ func (h *handler) route(api streamAPI, fn backendCall) server.HandlerFunc {
 // Anthropic's event stream when the client asked for one.
 func (h *handler) messages(b Backend) server.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		body, err := readObject(r)
+		body, _, err := readObject(r)
 		if err != nil {
 			return err
 		}
@@ -192,26 +200,27 @@ func (h *handler) messages(b Backend) server.HandlerFunc {
 }
 
 // readObject reads a request body that must be a JSON object, failing as
-// FastAPI does (422) otherwise. gjson checks the common case several times
-// faster than encoding/json; only a bad body goes through DecodeJSON, for
-// its FastAPI-shaped error.
-func readObject(r *http.Request) ([]byte, error) {
-	body, err := readAll(r.Body, r.ContentLength)
+// FastAPI does (422) otherwise, and reports whether gjson validated it.
+// gjson checks the common case several times faster than encoding/json;
+// only a body gjson refuses goes through DecodeJSON, for its FastAPI-shaped
+// error.
+func readObject(r *http.Request) (body []byte, checked bool, err error) {
+	body, err = readAll(r.Body, r.ContentLength)
 	if err != nil {
-		return nil, fmt.Errorf("reading the request body: %w", err)
+		return nil, false, fmt.Errorf("reading the request body: %w", err)
 	}
 	if isObject(body) && gjson.ValidBytes(body) {
-		return body, nil
+		return body, true, nil
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	var v json.RawMessage
 	if err := server.DecodeJSON(r, &v); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if isObject(v) {
-		return body, nil // JSON that gjson is stricter about than Python
+		return body, false, nil // JSON that gjson is stricter about than Python
 	}
-	return nil, &server.ValidationError{Details: []server.ValidationDetail{{
+	return nil, false, &server.ValidationError{Details: []server.ValidationDetail{{
 		Type: "model_attributes_type", Loc: []any{"body"},
 		Msg: "Input should be a valid dictionary or object to extract fields from", Input: v,
 	}}}

@@ -67,9 +67,9 @@ func TestHandlerCallInfo(t *testing.T) {
 		route      string
 		want       CallInfo
 	}{
-		{"/v1/responses", `{"stream":false}`, "responses", CallInfo{}},
-		{"/ng-rollout/17-3-a1/v1/responses", `{"stream":true}`, "responses", CallInfo{RolloutID: "17-3-a1", Stream: true}},
-		{"/ng-rollout/0-0/training-token-capture/v1/chat/completions", `{}`, "chat", CallInfo{RolloutID: "0-0", TokenCapture: true}},
+		{"/v1/responses", `{"stream":false}`, "responses", CallInfo{Checked: true}},
+		{"/ng-rollout/17-3-a1/v1/responses", `{"stream":true}`, "responses", CallInfo{RolloutID: "17-3-a1", Stream: true, Checked: true}},
+		{"/ng-rollout/0-0/training-token-capture/v1/chat/completions", `{}`, "chat", CallInfo{RolloutID: "0-0", TokenCapture: true, Checked: true}},
 	}
 	for _, tt := range tests {
 		resp, got := post(t, url+tt.path, tt.body)

@@ -124,7 +124,7 @@ func DefaultUpstreamOptions() UpstreamOptions {
 type Upstream struct {
 	base           string // the base URL up to its query, with no trailing slash
 	query          string // the base URL's query: "" or "?..."
-	client         *http.Client
+	transport      http.RoundTripper
 	header         http.Header // shared by requests without a session key; never written
 	sessionHeaders []string
 	timeout        time.Duration
@@ -190,14 +190,9 @@ func NewUpstream(opts UpstreamOptions) (*Upstream, error) {
 	}
 	transport := newTransport(opts, parsed)
 	u := &Upstream{
-		base:  base,
-		query: query,
-		client: &http.Client{
-			Transport: transport,
-			// A redirect would turn a POST into a GET; the caller sees the
-			// 3xx instead.
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		},
+		base:           base,
+		query:          query,
+		transport:      transport,
 		header:         header,
 		sessionHeaders: opts.SessionKeyHeaders,
 		timeout:        opts.RequestTimeout,
@@ -254,14 +249,17 @@ func (e *TransportError) Unwrap() error { return e.Err }
 func (u *Upstream) Post(ctx context.Context, path string, body []byte, call CallInfo) (*Result, error) {
 	target := u.base + path + u.query
 	shown := config.RedactURL(target)
+	// Without a cap there is no slot to release, and no func value to
+	// allocate for it on every call.
+	var release func()
 	if u.slots != nil {
 		select {
 		case u.slots <- struct{}{}:
 		case <-ctx.Done():
 			return nil, fmt.Errorf("POST %s: waiting for one of the max_concurrent_requests slots: %w", shown, context.Cause(ctx))
 		}
+		release = u.release
 	}
-	release := u.release
 	defer func() {
 		if release != nil {
 			release()
@@ -296,11 +294,7 @@ func (u *Upstream) Post(ctx context.Context, path string, body []byte, call Call
 	}
 }
 
-func (u *Upstream) release() {
-	if u.slots != nil {
-		<-u.slots
-	}
-}
+func (u *Upstream) release() { <-u.slots }
 
 // headerFor returns the request headers. Without a session key the shared
 // map serves: the transport only reads it.
@@ -328,10 +322,10 @@ func (u *Upstream) attempt(ctx context.Context, target, shown string, body []byt
 		return nil, fmt.Errorf("POST %s: %w", shown, withoutURL(err))
 	}
 	req.Header = header
-	resp, err := u.client.Do(req)
+	resp, err := u.roundTrip(req)
 	if err != nil {
 		cancel()
-		return nil, transportError(shown, withoutURL(err))
+		return nil, transportError(shown, err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		data, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
@@ -352,6 +346,34 @@ func (u *Upstream) attempt(ctx context.Context, target, shown string, body []byt
 		return nil, transportError(shown, fmt.Errorf("HTTP %d, reading the body: %w", resp.StatusCode, err))
 	}
 	return &Result{Status: resp.StatusCode, Header: resp.Header, Body: data}, nil
+}
+
+// roundTrip sends req as an http.Client that follows no redirect would
+// (a redirect would turn a POST into a GET, so the caller sees the 3xx),
+// without the client's per-request work: its header copy for redirects,
+// its error wrapping that the caller strips again. What the client adds
+// that anyone could see is kept: its error for an HTTPS request answered
+// in plain HTTP, and its failure on a redirect whose Location does not
+// parse. The upstream's Authorization is always in the header, so the
+// client's Basic auth from the URL never applies.
+func (u *Upstream) roundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := u.transport.RoundTrip(req)
+	if err != nil {
+		if tlsErr, ok := err.(tls.RecordHeaderError); ok && string(tlsErr.RecordHeader[:]) == "HTTP/" {
+			err = http.ErrSchemeMismatch
+		}
+		return nil, err
+	}
+	switch resp.StatusCode {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther, http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		if loc := resp.Header.Get("Location"); loc != "" {
+			if _, err := req.URL.Parse(loc); err != nil {
+				resp.Body.Close()
+				return nil, fmt.Errorf("failed to parse Location header %q: %v", loc, err)
+			}
+		}
+	}
+	return resp, nil
 }
 
 func transportError(shown string, err error) *TransportError {

@@ -524,3 +524,47 @@ func TestUpstreamHTTP2Burst(t *testing.T) {
 		t.Errorf("%d requests opened %d connections", n, got)
 	}
 }
+
+// TestRedirectsAreNotFollowed pins what a 3xx from the upstream becomes: a
+// redirect would turn the POST into a GET (or resend it elsewhere), so the
+// caller gets the 3xx itself, as net/http's client with
+// http.ErrUseLastResponse gives it, and a Location that cannot be parsed is
+// an upstream that gave no usable answer (retried), as that client reports it.
+func TestRedirectsAreNotFollowed(t *testing.T) {
+	for _, status := range []int{301, 302, 303, 307, 308} {
+		for _, loc := range []string{"", "/v2/responses", "http://elsewhere.example/v1", "http://[::1"} {
+			t.Run(strconv.Itoa(status)+"/"+loc, func(t *testing.T) {
+				var header []string
+				if loc != "" {
+					header = []string{"Location", loc}
+				}
+				s, base := startUpstream(t, reply(status, `{"moved":true}`, header...))
+				u := newTestUpstream(t, testOptions(base))
+				res, err := u.Post(t.Context(), "/responses", []byte(`{"input":"hi"}`), CallInfo{})
+				// An unparseable Location is retried like any answerless try.
+				wantCalls := 1
+				if loc == "http://[::1" {
+					wantCalls = 11
+				}
+				if n := s.calls(); n != wantCalls {
+					t.Errorf("the upstream got %d requests, want %d", n, wantCalls)
+				}
+				if res != nil {
+					t.Fatalf("got an answer %+v, want an error", res)
+				}
+				if loc == "http://[::1" {
+					var te *TransportError
+					want := `POST ` + base + `/responses: no answer after 11 tries: failed to parse Location header "http://[::1": parse "http://[::1": missing ']' in host`
+					if !errors.As(err, &te) || err.Error() != want {
+						t.Fatalf("got %T %v, want a *TransportError %q", err, err, want)
+					}
+					return
+				}
+				var se *StatusError
+				if !errors.As(err, &se) || se.Status != status || string(se.Body) != `{"moved":true}` || se.Header.Get("Location") != loc || se.Tries != 1 {
+					t.Fatalf("got %T %v, want the %d relayed as a *StatusError", err, err, status)
+				}
+			})
+		}
+	}
+}

@@ -152,7 +152,9 @@ func splice(doc []byte, edits []edit) []byte {
 	if len(edits) == 0 {
 		return doc
 	}
-	sort.Slice(edits, func(i, j int) bool { return edits[i].start < edits[j].start })
+	if len(edits) > 1 { // sort.Slice allocates even for one element
+		sort.Slice(edits, func(i, j int) bool { return edits[i].start < edits[j].start })
+	}
 	grow := 0
 	for _, e := range edits {
 		grow += len(e.repl) - (e.end - e.start)

@@ -16,10 +16,12 @@ const reasoningTextType = `"reasoning_text"`
 // `reasoning` item in a Responses object's `output`. It returns resp itself
 // when nothing applies (including when resp is not JSON); otherwise only the
 // renamed discriminators differ.
+//
+// Most answers need no fix, and come back as they are whether or not they
+// are JSON, so the answer is walked first and validated only when there is
+// something to edit: gjson reads invalid JSON without failing, and edits
+// found in it are dropped.
 func FixProviderReasoning(resp []byte) []byte {
-	if !gjson.ValidBytes(resp) {
-		return resp
-	}
 	output := gjson.GetBytes(resp, "output")
 	if !output.IsArray() {
 		return resp
@@ -29,6 +31,9 @@ func FixProviderReasoning(resp []byte) []byte {
 		edits = appendReasoningFixes(edits, item)
 		return true
 	})
+	if len(edits) == 0 || !gjson.ValidBytes(resp) {
+		return resp
+	}
 	return splice(resp, edits)
 }
 

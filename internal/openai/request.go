@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"bytes"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -17,17 +18,43 @@ func IsStreaming(body []byte) bool {
 // or adds it at the end when the request has none. The model server's
 // configured model always wins over the client's.
 func SetModel(body []byte, model string) ([]byte, error) {
-	root, err := parseObject(body, "request body")
-	if err != nil {
-		return nil, err
+	if !gjson.ValidBytes(body) {
+		return nil, &InvalidError{Reason: "request body is not valid JSON"}
 	}
+	if !startsObject(body) {
+		return nil, &InvalidError{Reason: "request body must be a JSON object"}
+	}
+	return SetModelChecked(body, model), nil
+}
+
+// SetModelChecked is SetModel for a body already known to be a JSON object
+// that gjson.ValidBytes accepts, as the model servers check every request
+// on arrival: it reads the body once instead of validating it again and
+// parsing a copy of it.
+func SetModelChecked(body []byte, model string) []byte {
 	q := quote(model)
-	if m := root.Get("model"); m.Exists() {
+	if m := gjson.GetBytes(body, "model"); m.Exists() {
 		if e, ok := replaceValue(m, q); ok {
-			return splice(body, []edit{e}), nil
+			return splice(body, []edit{e})
 		}
 	}
-	return appendMembers(body, root, `"model":`+q), nil
+	// Whitespace may follow the object; the member goes inside its braces.
+	open := len(body) - len(bytes.TrimLeft(body, " \t\r\n"))
+	end := len(bytes.TrimRight(body, " \t\r\n")) - 1 // offset of '}'
+	b := make([]byte, 0, len(body)+len(q)+len(`,"model":`))
+	b = append(b, body[:end]...)
+	if len(bytes.TrimLeft(body[open+1:end], " \t\r\n")) > 0 {
+		b = append(b, ',')
+	}
+	b = append(b, `"model":`...)
+	b = append(b, q...)
+	return append(b, body[end:]...)
+}
+
+// startsObject reports whether valid JSON is an object.
+func startsObject(body []byte) bool {
+	t := bytes.TrimLeft(body, " \t\r\n")
+	return len(t) > 0 && t[0] == '{'
 }
 
 // MergeUnder merges extra (a server's extra_body) under the request: a
@@ -117,16 +144,4 @@ func hasMembers(obj gjson.Result) bool {
 		return false
 	})
 	return found
-}
-
-// appendMembers adds raw members before the object's closing brace.
-func appendMembers(body []byte, root gjson.Result, members string) []byte {
-	end := root.Index + len(root.Raw) - 1 // offset of '}'
-	var b []byte
-	b = append(b, body[:end]...)
-	if hasMembers(root) {
-		b = append(b, ',')
-	}
-	b = append(b, members...)
-	return append(b, body[end:]...)
 }

@@ -30,6 +30,11 @@ func TestSetModel(t *testing.T) {
 		{`{"input":"hi"}`, "m", `{"input":"hi","model":"m"}`},
 		{` {}`, "m", ` {"model":"m"}`},
 		{`{"model":1}`, `a"b<c>`, `{"model":"a\"b<c>"}`},
+		// Whitespace after the object (a file's final newline) stays after
+		// it: the model goes inside the braces.
+		{"{\"input\":\"hi\"}\n", "m", "{\"input\":\"hi\",\"model\":\"m\"}\n"},
+		{"{}\r\n ", "m", "{\"model\":\"m\"}\r\n "},
+		{"{\"model\":\"x\"} \n", "m", "{\"model\":\"m\"} \n"},
 	} {
 		got, err := SetModel([]byte(tc.in), tc.model)
 		if err != nil || string(got) != tc.want {

@@ -86,13 +86,17 @@ func newBackend(rt *server.Runtime) (*backend, error) {
 // prepare applies what every request gets: extra_body under the request's
 // own fields, then the configured model over whatever the client named.
 // The handler has checked that body is a JSON object, so an error here is
-// a bug, reported as a 500.
-func (b *backend) prepare(body []byte) ([]byte, error) {
+// a bug, reported as a 500. A body gjson has validated (checked) is not
+// validated again for the model; MergeUnder keeps it valid.
+func (b *backend) prepare(body []byte, checked bool) ([]byte, error) {
 	var err error
 	if b.extraBody != nil {
 		if body, err = openai.MergeUnder(body, b.extraBody); err != nil {
 			return nil, fmt.Errorf("merging extra_body into the request: %w", err)
 		}
+	}
+	if checked {
+		return openai.SetModelChecked(body, b.model), nil
 	}
 	if body, err = openai.SetModel(body, b.model); err != nil {
 		return nil, fmt.Errorf("setting the request's model: %w", err)
@@ -101,7 +105,7 @@ func (b *backend) prepare(body []byte) ([]byte, error) {
 }
 
 func (b *backend) Responses(ctx context.Context, body []byte, call modelserver.CallInfo) (*modelserver.Result, error) {
-	body, err := b.prepare(body)
+	body, err := b.prepare(body, call.Checked)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +127,7 @@ func (b *backend) Responses(ctx context.Context, body []byte, call modelserver.C
 }
 
 func (b *backend) ChatCompletions(ctx context.Context, body []byte, call modelserver.CallInfo) (*modelserver.Result, error) {
-	body, err := b.prepare(body)
+	body, err := b.prepare(body, call.Checked)
 	if err != nil {
 		return nil, err
 	}
