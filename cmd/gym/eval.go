@@ -332,7 +332,7 @@ func (r *evalRun) collect(ctx context.Context, input, inputFlag string) error {
 			Log:         ios.ErrOut,
 			Capture:     r.capture,
 			Tokens:      r.tokens,
-			GCPercent:   server.GCPercent(r.opts.ws.LookupEnv),
+			GCBudget:    collectGCBudget(r.opts.ws.LookupEnv),
 		},
 		Resume:     es.Resume,
 		Aggregator: agg,
@@ -350,4 +350,13 @@ func (r *evalRun) collect(ctx context.Context, input, inputFlag string) error {
 		r.trackers.Report(context.WithoutCancel(ctx), paths.Output, paths.Metrics)
 	}
 	return err
+}
+
+// collectGCBudget is the heap budget rollout collection runs with: a
+// server's, unless the user chose with GOGC.
+func collectGCBudget(lookupEnv func(string) (string, bool)) uint64 {
+	if server.TunesGC(lookupEnv) {
+		return server.HeapBudget
+	}
+	return 0
 }

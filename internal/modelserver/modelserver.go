@@ -80,10 +80,8 @@ type Backend interface {
 // model-call capture and training-token capture when the run's config
 // turns them on. A capture setting NeMo Gym refuses stops the server, as
 // it stops NeMo Gym's; a capture directory that cannot be made leaves
-// capture off, with a warning. It tunes the process's collector for a
-// proxy (tuneGC).
+// capture off, with a warning.
 func Serve(rt *server.Runtime, b Backend) (http.Handler, error) {
-	tuneGC()
 	b, err := withTokenCapture(rt, b)
 	if err != nil {
 		return nil, err

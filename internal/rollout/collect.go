@@ -9,7 +9,6 @@ import (
 	"io"
 	"maps"
 	"os"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -53,10 +52,10 @@ type CollectOptions struct {
 	Capture []*capture.Store
 	// Tokens is training-token capture (token_id_capture), nil when off.
 	Tokens *TokenCapture
-	// GCPercent is the GC target while rollouts are collected, 0 to leave
-	// the process's: collection keeps little alive (the rollouts in
-	// flight), aggregation after it keeps more.
-	GCPercent int
+	// GCBudget is the heap collection may grow to between collections
+	// while it keeps little alive (server.StartGCBudget), 0 to leave the
+	// process's GC alone; aggregation after it runs at the process's.
+	GCBudget uint64
 }
 
 // TokenCapture is what the collector does with training-token capture:
@@ -114,8 +113,8 @@ func (e *RequestFailuresError) Error() string {
 // file. A rollout cut short by cancellation is written nowhere, so --resume
 // runs it again: every rollout ends up in the output exactly once.
 func collect(ctx context.Context, p Paths, resume bool, o CollectOptions) (*Summary, error) {
-	if o.GCPercent > 0 {
-		defer debug.SetGCPercent(debug.SetGCPercent(o.GCPercent))
+	if o.GCBudget > 0 {
+		defer server.StartGCBudget(o.GCBudget)()
 	}
 	st := newResumeState()
 	if resume {

@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -197,29 +196,6 @@ func Main(ctx context.Context, lookupEnv func(string) (string, bool), stdout io.
 	return Serve(ctx, rt, h, stdout)
 }
 
-// serverGCPercent is the GC target of a server process, and of rollout
-// collection, when GOGC is not set. Their live heap is small and nearly
-// all they allocate is per-request garbage, so collecting at five times
-// the live heap instead of twice cut the agent's CPU per rollout by about
-// a fifth in bench/rollouts.sh for some 50 MiB more peak RSS at 256
-// concurrent rollouts.
-const serverGCPercent = 400
-
-// GCPercent is the GC target for request-serving work: serverGCPercent,
-// or 0 (leave the runtime's) when the user chose with GOGC.
-func GCPercent(lookupEnv func(string) (string, bool)) int {
-	if _, set := lookupEnv("GOGC"); set {
-		return 0
-	}
-	return serverGCPercent
-}
-
-func tuneGC(lookupEnv func(string) (string, bool)) {
-	if p := GCPercent(lookupEnv); p > 0 {
-		debug.SetGCPercent(p)
-	}
-}
-
 // Serve runs h behind the common middleware on rt's host and port until ctx
 // ends, then gives in-flight requests 0.5 s (uvicorn's graceful timeout in
 // NeMo Gym) before cutting them off, and returns nil. A dry run returns at
@@ -228,7 +204,7 @@ func Serve(ctx context.Context, rt *Runtime, h http.Handler, stdout io.Writer) e
 	if rt.DryRun {
 		return nil
 	}
-	tuneGC(os.LookupEnv)
+	tuneServerGC(os.LookupEnv)
 	if !validCookieName(rt.ServerName()) {
 		return fmt.Errorf("server name %q is not a valid cookie name: instance names must be HTTP tokens (letters, digits, _ - . and the like)", rt.ServerName())
 	}

@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/cookiejar"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -617,22 +616,31 @@ func TestUnknownConfigKeys(t *testing.T) {
 	}
 }
 
-// A server collects less often unless GOGC says otherwise.
-func TestTuneGC(t *testing.T) {
-	restore := debug.SetGCPercent(100)
-	t.Cleanup(func() { debug.SetGCPercent(restore) })
-	for _, c := range []struct {
-		env  map[string]string
-		want int
-	}{
-		{map[string]string{}, serverGCPercent},
-		{map[string]string{"GOGC": "100"}, 100},
-		{map[string]string{"GOGC": "off"}, 100},
-	} {
-		debug.SetGCPercent(100)
-		tuneGC(func(k string) (string, bool) { v, ok := c.env[k]; return v, ok })
-		if got := debug.SetGCPercent(100); got != c.want {
-			t.Errorf("env %v: GC percent %d, want %d", c.env, got, c.want)
+// gym tunes the collector unless GOGC says otherwise; a budget's tuning
+// ends with the GOGC the process had.
+func TestGCBudget(t *testing.T) {
+	for env, want := range map[string]bool{"": true, "100": false, "off": false} {
+		lookup := func(k string) (string, bool) { return env, k == "GOGC" && env != "" }
+		if got := TunesGC(lookup); got != want {
+			t.Errorf("GOGC=%q: TunesGC %v, want %v", env, got, want)
 		}
+	}
+	// The process's GC percent, as a fake the other tests' tuners cannot
+	// touch.
+	current := 150
+	var set []int
+	setGCPercent := func(p int) int {
+		old := current
+		current = p
+		set = append(set, p)
+		return old
+	}
+	stop := startGCBudget(1<<40, setGCPercent) // far above this test's live heap
+	if current < 1000 {
+		t.Errorf("GOGC %d under the budget, want thousands", current)
+	}
+	stop()
+	if current != 150 {
+		t.Errorf("GOGC %d after stop (set %v), want the process's 150", current, set)
 	}
 }
