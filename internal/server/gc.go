@@ -89,11 +89,17 @@ func (t *gcTuner) adjust() {
 }
 
 // gcPercentFor is the GOGC that puts the next collection at budget for a
-// live heap of live bytes (counted as at least 1 MiB), and GOGC's default
-// of 100 from half the budget on.
+// live heap of live bytes, and never less than GOGC's default of 100, which
+// applies from half the budget on. The live heap is counted as at least the runtime's 4 MiB heap
+// minimum, which GOGC scales too: counted smaller, the first collection of
+// a process (nothing live yet) would wait for budget × budget/live.
 func gcPercentFor(live, budget uint64) int {
 	if live >= budget/2 {
 		return 100
 	}
-	return int(budget*100/max(live, 1<<20)) - 100
+	return max(100, int(budget*100/max(live, runtimeHeapMinimum))-100)
 }
+
+// runtimeHeapMinimum is the heap the runtime lets grow before its first
+// collection at GOGC=100 (Go's defaultHeapMinimum).
+const runtimeHeapMinimum = 4 << 20

@@ -13,8 +13,8 @@ func TestGCPercentFor(t *testing.T) {
 		live uint64
 		want int
 	}{
-		{0, 6300},       // counted as 1 MiB: the next collection at 64 MiB
-		{1 << 20, 6300}, // 1 MiB live, 63 MiB of garbage
+		{0, 1500},       // counted as 4 MiB: the first collection at 64 MiB, not 4 MiB × 63
+		{1 << 20, 1500}, // 1 MiB live: likewise
 		{4 << 20, 1500},
 		{16 << 20, 300},
 		{31 << 20, 106},
@@ -24,6 +24,10 @@ func TestGCPercentFor(t *testing.T) {
 		if got := gcPercentFor(tc.live, budget); got != tc.want {
 			t.Errorf("gcPercentFor(%d MiB) = %d, want %d", tc.live>>20, got, tc.want)
 		}
+	}
+	// A budget under twice the heap minimum never turns collection down.
+	if got := gcPercentFor(1<<20, 6<<20); got != 100 {
+		t.Errorf("gcPercentFor(1 MiB) under a 6 MiB budget = %d, want 100", got)
 	}
 }
 
