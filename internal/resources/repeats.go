@@ -1,6 +1,7 @@
 package resources
 
 import (
+	"cmp"
 	"encoding/json"
 	"math"
 	"slices"
@@ -30,11 +31,45 @@ func (p *profiler) repeatLevel(rows []int, agentRef json.RawMessage) []*Metrics 
 	if len(byRepeat) < 2 {
 		return nil
 	}
-	repeats := make([]int64, 0, len(byRepeat))
-	for k := range byRepeat {
-		repeats = append(repeats, k)
+	repeats := make([]repeatRows, 0, len(byRepeat))
+	for k, group := range byRepeat {
+		present := map[int64]bool{}
+		for _, ri := range group {
+			present[p.rows[ri].rollout.TaskIndex] = true
+		}
+		repeats = append(repeats, repeatRows{key: k, tasks: len(present), rows: group})
 	}
-	slices.Sort(repeats)
+	vals := make([][]float64, len(p.cols))
+	return p.repeatMetrics(repeats, len(tasks), agentRef, func(r repeatRows) [][]float64 {
+		for c := range vals {
+			vals[c] = vals[c][:0]
+		}
+		for _, ri := range r.rows {
+			for _, c := range p.rows[ri].cells {
+				vals[c.col] = append(vals[c.col], c.value)
+			}
+		}
+		return vals
+	})
+}
+
+// repeatRows are one rollout index's rollouts: the distinct tasks among
+// them, and either their rows or (streamed) their values per column.
+type repeatRows struct {
+	key   int64
+	tasks int
+	rows  []int
+	vals  [][]float64
+}
+
+// repeatMetrics is repeatLevel from each repeat's rollouts, of tasks
+// distinct tasks in all; values gives a repeat's values per column, in row
+// order.
+func (p *profiler) repeatMetrics(repeats []repeatRows, tasks int, agentRef json.RawMessage, values func(repeatRows) [][]float64) []*Metrics {
+	if len(repeats) < 2 {
+		return nil
+	}
+	slices.SortFunc(repeats, func(a, b repeatRows) int { return cmp.Compare(a.key, b.key) })
 	// pandas' Index.difference sorts the numeric columns by name.
 	cols := make([]int, len(p.cols))
 	for c := range cols {
@@ -43,29 +78,18 @@ func (p *profiler) repeatLevel(rows []int, agentRef json.RawMessage) []*Metrics 
 	slices.SortFunc(cols, func(a, b int) int { return strings.Compare(p.cols[a].name, p.cols[b].name) })
 
 	var out []*Metrics
-	vals := make([][]float64, len(p.cols))
-	for _, k := range repeats {
-		group := byRepeat[k]
-		present := map[int64]bool{}
-		for c := range vals {
-			vals[c] = vals[c][:0]
-		}
-		for _, ri := range group {
-			present[p.rows[ri].rollout.TaskIndex] = true
-			for _, c := range p.rows[ri].cells {
-				vals[c.col] = append(vals[c.col], c.value)
-			}
-		}
+	for _, r := range repeats {
+		vals := values(r)
 		m := NewMetrics()
 		m.Set("agent_ref", agentRef)
-		m.Set(RolloutIndexKey, k)
-		m.Set("sample_count", int64(len(present)))
-		m.Set("missing_count", int64(len(tasks)-len(present)))
+		m.Set(RolloutIndexKey, r.key)
+		m.Set("sample_count", int64(r.tasks))
+		m.Set("missing_count", int64(tasks-r.tasks))
 		for _, c := range cols {
-			v := vals[c]
-			if len(v) == 0 {
+			if c >= len(vals) || len(vals[c]) == 0 {
 				continue
 			}
+			v := vals[c]
 			s := summarize(v)
 			name := p.cols[c].name
 			for i, x := range [...]float64{s.mean, s.median, s.std, s.se, s.min, s.max, quantile(s.sorted, 0.25), quantile(s.sorted, 0.75)} {
