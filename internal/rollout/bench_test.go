@@ -83,8 +83,8 @@ func (discard) Write(p []byte) (int, error) { return len(p), nil }
 // countingAggregator reads the whole body and answers with its row count.
 type countingAggregator struct{}
 
-func (countingAggregator) AggregateMetrics(_ context.Context, _ string, body func() io.ReadCloser, reply io.Writer) error {
-	rc := body()
+func (countingAggregator) AggregateMetrics(_ context.Context, _ string, in AggregateInput, reply io.Writer) error {
+	rc := in.Body()
 	defer rc.Close()
 	data, err := io.ReadAll(rc)
 	if err != nil {
