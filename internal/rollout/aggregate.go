@@ -178,7 +178,7 @@ type agentRows struct {
 	n      int
 	first  key
 	sorted bool
-	refs   []rowRef
+	refs   *refSorter
 }
 
 // rowRef locates one rollout: its key, and its line in files[file].
@@ -237,17 +237,32 @@ func ReadMetricsRows(paths ...string) (*MetricsRows, error) {
 	if err != nil || !unsorted {
 		return m, err
 	}
+	for _, a := range m.agents {
+		if !a.sorted {
+			a.refs = newRefSorter("")
+		}
+	}
 	err = m.each(func(file int, lr *lineReader, agent string, row gjson.Result) error {
 		if a := m.agents[agent]; !a.sorted {
 			k, _ := rowKey(row)
-			a.refs = append(a.refs, rowRef{k, file, lr.Start, lr.Size})
+			return a.refs.add(rowRef{k, file, lr.Start, lr.Size})
 		}
 		return nil
 	})
 	if err != nil {
+		m.Close()
 		return nil, err
 	}
 	return m, nil
+}
+
+// Close removes what sorting the rollouts spilled to disk.
+func (m *MetricsRows) Close() {
+	for _, a := range m.agents {
+		if a.refs != nil {
+			a.refs.close()
+		}
+	}
 }
 
 // each reads every rollout of the files in order, with its agent's name
@@ -338,7 +353,6 @@ func WriteAggregateMetrics(ctx context.Context, rows *MetricsRows, agg Aggregato
 	}
 	var order []agentFirst
 	for name, a := range rows.agents {
-		sort.SliceStable(a.refs, func(i, j int) bool { return less(a.refs[i].k, a.refs[j].k) })
 		order = append(order, agentFirst{name, a.first})
 	}
 	sort.Slice(order, func(i, j int) bool {
@@ -441,7 +455,7 @@ func (m *MetricsRows) input(agent string, rr *rowReader) AggregateInput {
 	}
 	return AggregateInput{each: func(yield func([]byte) error) error {
 		var buf []byte
-		for _, r := range a.refs {
+		return a.refs.each(func(r rowRef) error {
 			line, err := rr.read(r, buf)
 			if err != nil {
 				return err
@@ -451,11 +465,8 @@ func (m *MetricsRows) input(agent string, rr *rowReader) AggregateInput {
 			if err != nil {
 				return err
 			}
-			if err := yield(stripped); err != nil {
-				return err
-			}
-		}
-		return nil
+			return yield(stripped)
+		})
 	}}
 }
 
@@ -488,23 +499,23 @@ func less(a, b key) bool {
 
 // MergeShards writes the rollouts of every file into one, sorted by (task,
 // rollout), compact, as `gym eval aggregate` merges the shards of a split
-// run. Only each rollout's position is held while sorting.
+// run. Only rollouts' positions are held while sorting, and no more of
+// them than a refSorter holds.
 func MergeShards(paths []string, output string) (int, error) {
-	var refs []rowRef
+	refs := newRefSorter(filepath.Dir(output))
+	defer refs.close()
 	for i, p := range paths {
 		err := eachRow(p, func(lr *lineReader, row gjson.Result) error {
 			k, ok := rowKey(row)
 			if !ok {
 				return lr.errorf("the rollout has no %s and %s to sort it by", TaskIndexKey, RolloutIndexKey)
 			}
-			refs = append(refs, rowRef{k, i, lr.Start, lr.Size})
-			return nil
+			return refs.add(rowRef{k, i, lr.Start, lr.Size})
 		})
 		if err != nil {
 			return 0, err
 		}
 	}
-	sort.SliceStable(refs, func(i, j int) bool { return less(refs[i].k, refs[j].k) })
 	rr, err := openRows(paths)
 	if err != nil {
 		return 0, err
@@ -512,8 +523,8 @@ func MergeShards(paths []string, output string) (int, error) {
 	defer rr.Close()
 	var buf bytes.Buffer
 	var line []byte
-	return len(refs), jsonl.WriteFileAtomic(output, func(w *bufio.Writer) error {
-		for _, r := range refs {
+	return refs.n, jsonl.WriteFileAtomic(output, func(w *bufio.Writer) error {
+		return refs.each(func(r rowRef) error {
 			line, err = rr.read(r, line)
 			if err != nil {
 				return err
@@ -523,10 +534,8 @@ func MergeShards(paths []string, output string) (int, error) {
 				return err
 			}
 			buf.WriteByte('\n')
-			if _, err := w.Write(buf.Bytes()); err != nil {
-				return err
-			}
-		}
-		return nil
+			_, err := w.Write(buf.Bytes())
+			return err
+		})
 	})
 }

@@ -83,6 +83,12 @@ func TestAggregateBytes(t *testing.T) {
 				files = append(files, writeFile(t, dir, "shard_"+string(rune('0'+i))+".jsonl", s))
 			}
 			got := aggregateForTest(dir, files, tt.merge, tt.handler)
+			// Sorters that spill every two rollouts write the same.
+			defer func(n int) { sortChunk = n }(sortChunk)
+			sortChunk = 2
+			if spilled := aggregateForTest(dir, files, tt.merge, tt.handler); spilled != got {
+				t.Errorf("sorted in runs of 2:\n%s\nin memory:\n%s", spilled, got)
+			}
 			golden := filepath.Join("testdata", "aggregate", tt.name+".golden")
 			if *update {
 				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
