@@ -680,46 +680,68 @@ func (p *profiler) scratchValues() [][]float64 {
 // describeValues is describe over each column's values (vals[c], in row
 // order) of rows rollouts.
 func (p *profiler) describeValues(vals [][]float64, rows int, m *Metrics) {
-	n := len(p.cols)
-	stats := make([][5]float64, n)
-	allStdNaN := true
-	for c := range n {
-		v := vals[c]
-		if len(v) == 0 {
-			stats[c] = [5]float64{math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()}
-			continue
-		}
-		var sum float64
-		lo, hi := v[0], v[0]
+	stats := make([]columnStats, len(p.cols))
+	for c := range stats {
+		stats[c] = describeColumn(vals[c])
+	}
+	p.setDescribed(stats, rows, m)
+}
+
+// columnStats are one column's mean, max, min, median and std over the n
+// rollouts that have it.
+type columnStats struct {
+	s [len(statNames)]float64
+	n int
+}
+
+// describeColumn computes a column's statistics; v is left sorted.
+func describeColumn(v []float64) columnStats {
+	if len(v) == 0 {
+		return columnStats{s: [5]float64{math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()}}
+	}
+	var sum float64
+	lo, hi := v[0], v[0]
+	for _, x := range v {
+		sum += x
+		lo, hi = min(lo, x), max(hi, x)
+	}
+	mean := sum / float64(len(v))
+	std := math.NaN()
+	if len(v) > 1 {
+		var sq float64
 		for _, x := range v {
-			sum += x
-			lo, hi = min(lo, x), max(hi, x)
+			sq += (x - mean) * (x - mean)
 		}
-		mean := sum / float64(len(v))
-		std := math.NaN()
-		if len(v) > 1 {
-			var sq float64
-			for _, x := range v {
-				sq += (x - mean) * (x - mean)
-			}
-			std = math.Sqrt(sq / float64(len(v)-1))
+		std = math.Sqrt(sq / float64(len(v)-1))
+	}
+	// The sums are taken in row order first: sorted, they could round
+	// differently.
+	slices.Sort(v)
+	return columnStats{s: [5]float64{mean, hi, lo, sortedMedian(v), std}, n: len(v)}
+}
+
+// setDescribed sets RewardProfiler's statistics into m: for each
+// statistic, for each column, `<stat>/<column>`, leaving out NaN.
+func (p *profiler) setDescribed(stats []columnStats, rows int, m *Metrics) {
+	allStdNaN := true
+	for _, st := range stats {
+		if st.n > 1 {
 			allStdNaN = false
 		}
-		stats[c] = [5]float64{mean, hi, lo, median(v), std}
 	}
 	// pandas gives NaN for the std of one value; RewardProfiler reads that
 	// as 0, but only when no column has a real std, and only for columns
 	// with no missing value.
 	if allStdNaN {
-		for c := range n {
-			if len(vals[c]) == rows {
-				stats[c][4] = 0
+		for c := range stats {
+			if stats[c].n == rows {
+				stats[c].s[4] = 0
 			}
 		}
 	}
 	for s, stat := range statNames {
 		for c, col := range p.cols {
-			x := stats[c][s]
+			x := stats[c].s[s]
 			if math.IsNaN(x) {
 				continue
 			}

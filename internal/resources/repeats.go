@@ -40,32 +40,53 @@ func (p *profiler) repeatLevel(rows []int, agentRef json.RawMessage) []*Metrics 
 		repeats = append(repeats, repeatRows{key: k, tasks: len(present), rows: group})
 	}
 	vals := make([][]float64, len(p.cols))
-	return p.repeatMetrics(repeats, len(tasks), agentRef, func(r repeatRows) [][]float64 {
-		for c := range vals {
-			vals[c] = vals[c][:0]
-		}
-		for _, ri := range r.rows {
-			for _, c := range p.rows[ri].cells {
-				vals[c.col] = append(vals[c.col], c.value)
+	filled := int64(-1)
+	return p.repeatMetrics(repeats, len(tasks), agentRef, func(r repeatRows, c int) (repeatColumn, bool) {
+		if filled != r.key {
+			for c := range vals {
+				vals[c] = vals[c][:0]
 			}
+			for _, ri := range r.rows {
+				for _, c := range p.rows[ri].cells {
+					vals[c.col] = append(vals[c.col], c.value)
+				}
+			}
+			filled = r.key
 		}
-		return vals
+		return summarizeRepeat(vals[c])
 	})
 }
 
 // repeatRows are one rollout index's rollouts: the distinct tasks among
-// them, and either their rows or (streamed) their values per column.
+// them, and their rows (none when streamed).
 type repeatRows struct {
 	key   int64
 	tasks int
 	rows  []int
-	vals  [][]float64
+}
+
+// repeatColumn is one column's statistics over one repeat's rollouts.
+type repeatColumn struct {
+	summary
+	p25, p75 float64
+	n        int
+}
+
+// summarizeRepeat is a repeat's statistics of a column's values; none when
+// the repeat has no value there.
+func summarizeRepeat(v []float64) (repeatColumn, bool) {
+	if len(v) == 0 {
+		return repeatColumn{}, false
+	}
+	s := summarize(v)
+	r := repeatColumn{summary: s, p25: quantile(s.sorted, 0.25), p75: quantile(s.sorted, 0.75), n: len(v)}
+	r.sorted = nil
+	return r, true
 }
 
 // repeatMetrics is repeatLevel from each repeat's rollouts, of tasks
-// distinct tasks in all; values gives a repeat's values per column, in row
-// order.
-func (p *profiler) repeatMetrics(repeats []repeatRows, tasks int, agentRef json.RawMessage, values func(repeatRows) [][]float64) []*Metrics {
+// distinct tasks in all; column gives a repeat's statistics of a column.
+func (p *profiler) repeatMetrics(repeats []repeatRows, tasks int, agentRef json.RawMessage, column func(r repeatRows, c int) (repeatColumn, bool)) []*Metrics {
 	if len(repeats) < 2 {
 		return nil
 	}
@@ -79,23 +100,21 @@ func (p *profiler) repeatMetrics(repeats []repeatRows, tasks int, agentRef json.
 
 	var out []*Metrics
 	for _, r := range repeats {
-		vals := values(r)
 		m := NewMetrics()
 		m.Set("agent_ref", agentRef)
 		m.Set(RolloutIndexKey, r.key)
 		m.Set("sample_count", int64(r.tasks))
 		m.Set("missing_count", int64(tasks-r.tasks))
 		for _, c := range cols {
-			if c >= len(vals) || len(vals[c]) == 0 {
+			s, ok := column(r, c)
+			if !ok {
 				continue
 			}
-			v := vals[c]
-			s := summarize(v)
 			name := p.cols[c].name
-			for i, x := range [...]float64{s.mean, s.median, s.std, s.se, s.min, s.max, quantile(s.sorted, 0.25), quantile(s.sorted, 0.75)} {
+			for i, x := range [...]float64{s.mean, s.median, s.std, s.se, s.min, s.max, s.p25, s.p75} {
 				m.Set(repeatStats[i]+"/"+name, x)
 			}
-			if lo, hi, ok := confidenceInterval(s.mean, s.se, len(v)); ok {
+			if lo, hi, ok := confidenceInterval(s.mean, s.se, s.n); ok {
 				m.Set("ci_low_95/"+name, lo)
 				m.Set("ci_high_95/"+name, hi)
 			}

@@ -3,11 +3,14 @@ package resources
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
+	"os"
 
 	"github.com/tidwall/gjson"
 )
@@ -16,7 +19,8 @@ import (
 // from the rows themselves, without the request's JSON array: what
 // `gym eval aggregate` uses, where a run's rows need not fit in memory.
 type RowAggregator interface {
-	AggregateRows(rows func(yield func(row []byte) error) error, w io.Writer) error
+	// AggregateRows is AggregateRows with the handler's hooks.
+	AggregateRows(rows func(yield func(row []byte) error) error, dir string, w io.Writer) error
 }
 
 // handler is a resources server's routes, and its aggregation for callers
@@ -26,8 +30,8 @@ type handler struct {
 	hooks MetricsHooks
 }
 
-func (h handler) AggregateRows(rows func(yield func(row []byte) error) error, w io.Writer) error {
-	if err := AggregateRows(rows, h.hooks, w); err != nil {
+func (h handler) AggregateRows(rows func(yield func(row []byte) error) error, dir string, w io.Writer) error {
+	if err := AggregateRows(rows, h.hooks, dir, w); err != nil {
 		return fmt.Errorf("aggregate_metrics: %w", err)
 	}
 	return nil
@@ -39,14 +43,18 @@ func (h handler) AggregateRows(rows func(yield func(row []byte) error) error, w 
 // row is only read during its yield.
 //
 // When the rows come in ascending task order and no ComputeMetrics hook
-// needs them all, nothing of a rollout is held but the numbers of the
-// statistics (the agent's and its repeats' medians need every value): a
-// first pass finds the columns and the agent-level metrics, and a second
-// writes each task's group as soon as its rollouts are read. Otherwise the
-// rows are held and Aggregate runs.
-func AggregateRows(rows func(yield func(row []byte) error) error, hooks MetricsHooks, w io.Writer) error {
+// needs them all, nothing of a rollout is held: a first pass finds the
+// columns and spills their values to a temporary file in dir ("" for the
+// system's), the agent-level statistics are computed one column at a time
+// (the medians need all of a column's values), and a second pass writes
+// each task's group as soon as its rollouts are read. Otherwise the rows
+// are held and Aggregate runs.
+func AggregateRows(rows func(yield func(row []byte) error) error, hooks MetricsHooks, dir string, w io.Writer) error {
 	if hooks.ComputeMetrics == nil {
-		s, err := profileRows(rows)
+		s, err := profileRows(rows, dir)
+		if s != nil {
+			defer s.values.close()
+		}
 		if err != nil || s != nil {
 			if err == nil {
 				err = s.write(rows, hooks, w)
@@ -74,11 +82,11 @@ func AggregateRows(rows func(yield func(row []byte) error) error, hooks MetricsH
 	return err
 }
 
-// rowStats is the first pass of AggregateRows: the columns, every value per
-// column for the agent, and per rollout index for its repeats.
+// rowStats is the first pass of AggregateRows: the columns, and every
+// value of each with its repeat.
 type rowStats struct {
 	p       *profiler
-	vals    [][]float64
+	values  *valueSpill
 	repeats []repeatRows
 	repeat  map[int64]int // rollout index → repeats[i]
 	last    []int64       // the last task each repeat had
@@ -92,8 +100,8 @@ var errUnordered = errors.New("the rows are not in task order")
 // profileRows is the first pass; nil (and no error) when the rows are not
 // in ascending task order, so that a task's group cannot be written as
 // soon as it is read.
-func profileRows(rows func(yield func(row []byte) error) error) (*rowStats, error) {
-	s := &rowStats{p: &profiler{colIndex: map[string]int{}}, repeat: map[int64]int{}}
+func profileRows(rows func(yield func(row []byte) error) error, dir string) (*rowStats, error) {
+	s := &rowStats{p: &profiler{colIndex: map[string]int{}}, repeat: map[int64]int{}, values: &valueSpill{dir: dir}}
 	p := s.p
 	i := 0
 	var prevTask int64
@@ -125,20 +133,16 @@ func profileRows(rows func(yield func(row []byte) error) error) (*rowStats, erro
 			s.last[r] = task
 		}
 		for _, c := range row.cells {
-			for len(s.vals) <= c.col {
-				s.vals = append(s.vals, nil)
+			if err := s.values.add(c.col, r, c.value); err != nil {
+				return err
 			}
-			for len(rep.vals) <= c.col {
-				rep.vals = append(rep.vals, nil)
-			}
-			s.vals[c.col] = append(s.vals[c.col], c.value)
-			rep.vals[c.col] = append(rep.vals[c.col], c.value)
 		}
 		prevTask = task
 		i++
 		return nil
 	})
 	if errors.Is(err, errUnordered) {
+		s.values.close()
 		return nil, nil
 	}
 	return s, err
@@ -155,12 +159,37 @@ func (s *rowStats) write(rows func(yield func(row []byte) error) error, hooks Me
 		}
 		return err
 	}
-	agent := NewMetrics()
-	for len(s.vals) < len(p.cols) {
-		s.vals = append(s.vals, nil)
+	// The statistics one column at a time, over the agent and each repeat.
+	stats := make([]columnStats, len(p.cols))
+	perRepeat := make([][]repeatColumn, len(s.repeats))
+	present := make([][]bool, len(s.repeats))
+	var all []float64
+	byRepeat := make([][]float64, len(s.repeats))
+	for c := range p.cols {
+		all = all[:0]
+		for r := range byRepeat {
+			byRepeat[r] = byRepeat[r][:0]
+		}
+		err := s.values.column(c, func(r int, x float64) {
+			all = append(all, x)
+			byRepeat[r] = append(byRepeat[r], x)
+		})
+		if err != nil {
+			return err
+		}
+		for r, v := range byRepeat {
+			st, ok := summarizeRepeat(v)
+			perRepeat[r] = append(perRepeat[r], st)
+			present[r] = append(present[r], ok)
+		}
+		stats[c] = describeColumn(all)
 	}
-	p.describeValues(s.vals, p.n, agent)
-	repeats := p.repeatMetrics(s.repeats, s.tasks, json.RawMessage(`{"name":"agent"}`), func(r repeatRows) [][]float64 { return r.vals })
+	agent := NewMetrics()
+	p.setDescribed(stats, p.n, agent)
+	repeats := p.repeatMetrics(s.repeats, s.tasks, json.RawMessage(`{"name":"agent"}`), func(r repeatRows, c int) (repeatColumn, bool) {
+		slot := s.repeat[r.key]
+		return perRepeat[slot][c], present[slot][c]
+	})
 	acrossRepeats(repeats, agent)
 	agent.Set("num_repeats", int64(max(len(repeats), 1)))
 	for _, r := range repeats {
@@ -270,4 +299,79 @@ func (p *profiler) parseVerifyResponse(i int, raw []byte) (fields, int64, int64,
 		return nil, 0, 0, err
 	}
 	return top, task, rollout, nil
+}
+
+// valueSpill holds every value of every column, with its repeat, in row
+// order: in blocks written to a temporary file as they fill, so that no
+// more than a block per column is in memory.
+type valueSpill struct {
+	dir    string
+	f      *os.File
+	size   int64
+	blocks [][]int64 // per column, where its full blocks are
+	tail   [][]byte  // per column, the block being filled
+}
+
+// valueRecord is a value and its repeat; spillBlock holds 1024 of them.
+const (
+	valueRecord = 8 + 4
+	spillBlock  = 1024 * valueRecord
+)
+
+func (v *valueSpill) add(col, repeat int, x float64) error {
+	for len(v.tail) <= col {
+		v.tail = append(v.tail, nil)
+		v.blocks = append(v.blocks, nil)
+	}
+	t := binary.LittleEndian.AppendUint64(v.tail[col], math.Float64bits(x))
+	t = binary.LittleEndian.AppendUint32(t, uint32(repeat))
+	v.tail[col] = t
+	if len(t) < spillBlock {
+		return nil
+	}
+	if v.f == nil {
+		f, err := os.CreateTemp(v.dir, ".aggregate-values-*.bin")
+		if err != nil {
+			return err
+		}
+		// Unlinked at once where the system allows it, so that nothing is
+		// left behind however the process ends.
+		os.Remove(f.Name())
+		v.f = f
+	}
+	if _, err := v.f.WriteAt(t, v.size); err != nil {
+		return err
+	}
+	v.blocks[col] = append(v.blocks[col], v.size)
+	v.size += int64(len(t))
+	v.tail[col] = t[:0]
+	return nil
+}
+
+// column passes a column's values, in row order, with their repeats.
+func (v *valueSpill) column(col int, fn func(repeat int, x float64)) error {
+	if col >= len(v.tail) {
+		return nil
+	}
+	each := func(b []byte) {
+		for ; len(b) >= valueRecord; b = b[valueRecord:] {
+			fn(int(binary.LittleEndian.Uint32(b[8:])), math.Float64frombits(binary.LittleEndian.Uint64(b)))
+		}
+	}
+	buf := make([]byte, spillBlock)
+	for _, off := range v.blocks[col] {
+		if _, err := v.f.ReadAt(buf, off); err != nil {
+			return err
+		}
+		each(buf)
+	}
+	each(v.tail[col])
+	return nil
+}
+
+func (v *valueSpill) close() {
+	if v.f != nil {
+		v.f.Close()
+		os.Remove(v.f.Name())
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 )
@@ -33,7 +34,7 @@ func aggregateBothWays(in []json.RawMessage, hooks MetricsHooks) (want, got stri
 		want, wantErr = string(b), err
 	}
 	var buf bytes.Buffer
-	gotErr = AggregateRows(eachRow(in), hooks, &buf)
+	gotErr = AggregateRows(eachRow(in), hooks, "", &buf)
 	return want, buf.String(), wantErr, gotErr
 }
 
@@ -112,6 +113,29 @@ func TestAggregateRowsIsAggregate(t *testing.T) {
 	}
 }
 
+// Columns long enough to be spilled in blocks give the same statistics.
+func TestAggregateRowsSpilled(t *testing.T) {
+	var in []string
+	for i := range 3 * 1024 * 3 / 2 {
+		in = append(in, fmt.Sprintf(`{"_ng_task_index":%d,"_ng_rollout_index":%d,"reward":%d,"tokens":%d.%d,"odd":%d}`, i/3, i%3, i%2, i*7%1000, i%10, i%5))
+		if i%5 == 0 {
+			in[len(in)-1] = in[len(in)-1][:len(in[len(in)-1])-len(fmt.Sprint(i%5))-8] + "}"
+		}
+	}
+	dir := t.TempDir()
+	want, _, _, _ := aggregateBothWays(rows(in...), MetricsHooks{})
+	var got bytes.Buffer
+	if err := AggregateRows(eachRow(rows(in...)), MetricsHooks{}, dir, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != want {
+		t.Errorf("spilled:\n%.2000s\nAggregate:\n%.2000s", got.String(), want)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}
+
 // The handler's in-process aggregation answers what its route answers.
 func TestHandlerAggregateRowsIsTheRoute(t *testing.T) {
 	h, err := Handler(Options{
@@ -130,13 +154,13 @@ func TestHandlerAggregateRowsIsTheRoute(t *testing.T) {
 		t.Fatalf("the handler (%T) is not a RowAggregator", h)
 	}
 	var got bytes.Buffer
-	if err := ra.AggregateRows(eachRow(in), &got); err != nil {
+	if err := ra.AggregateRows(eachRow(in), t.TempDir(), &got); err != nil {
 		t.Fatal(err)
 	}
 	if rec.Code != http.StatusOK || got.String() != rec.Body.String() {
 		t.Errorf("AggregateRows:\n%s\nthe route (%d):\n%s", got.String(), rec.Code, rec.Body.String())
 	}
-	err = ra.AggregateRows(eachRow(rows(`{"_ng_task_index":1.5}`)), &got)
+	err = ra.AggregateRows(eachRow(rows(`{"_ng_task_index":1.5}`)), "", &got)
 	if err == nil || !strings.HasPrefix(err.Error(), "aggregate_metrics: verify_responses[0]._ng_task_index must be an integer") {
 		t.Errorf("a bad row: %v", err)
 	}

@@ -38,6 +38,9 @@ type Aggregator interface {
 // order, stripped of what the metrics do not read.
 type AggregateInput struct {
 	each func(yield func(row []byte) error) error
+	// dir is where an aggregator may spill to temporary files: beside the
+	// metrics file.
+	dir string
 }
 
 // Each yields the rollouts one at a time; a row is only valid during its
@@ -113,7 +116,7 @@ func (p InProcess) AggregateMetrics(ctx context.Context, agent string, in Aggreg
 		return err
 	}
 	if ra, ok := h.(resources.RowAggregator); ok {
-		err := ra.AggregateRows(in.Each, reply)
+		err := ra.AggregateRows(in.Each, in.dir, reply)
 		var a *answered
 		if err == nil || errors.As(err, &a) {
 			return err
@@ -369,7 +372,9 @@ func WriteAggregateMetrics(ctx context.Context, rows *MetricsRows, agg Aggregato
 	var parts []io.Reader
 	var metrics []AgentMetrics
 	for i, a := range order {
-		reply, ranges, err := aggregateOne(ctx, agg, a.name, rows.input(a.name, rr), filepath.Dir(path))
+		in := rows.input(a.name, rr)
+		in.dir = filepath.Dir(path)
+		reply, ranges, err := aggregateOne(ctx, agg, a.name, in, in.dir)
 		if reply != nil {
 			defer os.Remove(reply.Name())
 			defer reply.Close()

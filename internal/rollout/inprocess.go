@@ -73,8 +73,8 @@ func resourcesServerOf(res *config.Result, agent string) (*config.Instance, stri
 // statistics and no benchmark-specific metrics.
 type baselineMetrics struct{}
 
-func (baselineMetrics) AggregateRows(rows func(yield func(row []byte) error) error, w io.Writer) error {
-	if err := resources.AggregateRows(rows, resources.MetricsHooks{}, w); err != nil {
+func (baselineMetrics) AggregateRows(rows func(yield func(row []byte) error) error, dir string, w io.Writer) error {
+	if err := resources.AggregateRows(rows, resources.MetricsHooks{}, dir, w); err != nil {
 		// As ServeHTTP answers it.
 		return &answered{http.StatusInternalServerError, err.Error()}
 	}
