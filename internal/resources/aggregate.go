@@ -754,12 +754,6 @@ func (p *profiler) setDescribed(stats []columnStats, rows int, m *Metrics) {
 	}
 }
 
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	return sortedMedian(s)
-}
-
 // sortedMedian is the median of values already in order.
 func sortedMedian(s []float64) float64 {
 	mid := len(s) / 2
