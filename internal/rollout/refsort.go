@@ -27,7 +27,7 @@ type refSorter struct {
 
 // sortChunk is how many locations a refSorter holds (40 bytes each); a
 // variable only so that tests can make the sorters spill.
-var sortChunk = 1 << 17
+var sortChunk = 1 << 16
 
 // refRecord is a spilled location: task, rollout, file, offset, size.
 const refRecord = 8 + 8 + 4 + 8 + 4
