@@ -372,9 +372,9 @@ func WriteAggregateMetrics(ctx context.Context, rows *MetricsRows, agg Aggregato
 	var parts []io.Reader
 	var metrics []AgentMetrics
 	for i, a := range order {
-		in := rows.input(a.name, rr)
-		in.dir = filepath.Dir(path)
+		in, cache := rows.input(a.name, rr, filepath.Dir(path))
 		reply, ranges, err := aggregateOne(ctx, agg, a.name, in, in.dir)
+		cache.close()
 		if reply != nil {
 			defer os.Remove(reply.Name())
 			defer reply.Close()
@@ -441,24 +441,12 @@ func WriteAggregateMetrics(ctx context.Context, rows *MetricsRows, agg Aggregato
 
 // input is an agent's rollouts, stripped, in (task, rollout) order: read
 // in one pass over the files when they are in order there, else one by one
-// where they are.
-func (m *MetricsRows) input(agent string, rr *rowReader) AggregateInput {
+// where they are. The first reading keeps what it stripped in a temporary
+// file in dir, which later readings (an aggregator may read the rollouts
+// more than once) read instead.
+func (m *MetricsRows) input(agent string, rr *rowReader, dir string) (AggregateInput, *rowCache) {
 	a := m.agents[agent]
-	if a.sorted {
-		return AggregateInput{each: func(yield func([]byte) error) error {
-			return m.each(func(_ int, _ *lineReader, name string, row gjson.Result) error {
-				if name != agent {
-					return nil
-				}
-				stripped, err := stripHeavy(row)
-				if err != nil {
-					return err
-				}
-				return yield(stripped)
-			})
-		}}
-	}
-	return AggregateInput{each: func(yield func([]byte) error) error {
+	src := func(yield func([]byte) error) error {
 		var buf []byte
 		return a.refs.each(func(r rowRef) error {
 			line, err := rr.read(r, buf)
@@ -472,7 +460,90 @@ func (m *MetricsRows) input(agent string, rr *rowReader) AggregateInput {
 			}
 			return yield(stripped)
 		})
-	}}
+	}
+	if a.sorted {
+		src = func(yield func([]byte) error) error {
+			return m.each(func(_ int, _ *lineReader, name string, row gjson.Result) error {
+				if name != agent {
+					return nil
+				}
+				stripped, err := stripHeavy(row)
+				if err != nil {
+					return err
+				}
+				return yield(stripped)
+			})
+		}
+	}
+	c := &rowCache{dir: dir, src: src}
+	return AggregateInput{each: c.each, dir: dir}, c
+}
+
+// rowCache is a reading of rows kept in a temporary file once it has been
+// read to its end.
+type rowCache struct {
+	dir  string
+	src  func(yield func([]byte) error) error
+	f    *os.File
+	size int64
+	done bool
+}
+
+func (c *rowCache) each(yield func([]byte) error) error {
+	if c.done {
+		lr := newLineReader(io.NewSectionReader(c.f, 0, c.size), c.f.Name())
+		for {
+			line, err := lr.Next()
+			if err == io.EOF {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if err := yield(line[:len(line)-1]); err != nil {
+				return err
+			}
+		}
+	}
+	if c.f == nil {
+		f, err := os.CreateTemp(c.dir, ".aggregate-rows-*.jsonl")
+		if err != nil {
+			return err
+		}
+		// Unlinked at once where the system allows it, so that nothing is
+		// left behind however the process ends.
+		os.Remove(f.Name())
+		c.f = f
+	}
+	// A reading cut short leaves an incomplete copy: the next starts over.
+	if _, err := c.f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(c.f, 64<<10)
+	var size int64
+	err := c.src(func(row []byte) error {
+		w.Write(row)
+		if err := w.WriteByte('\n'); err != nil {
+			return err
+		}
+		size += int64(len(row)) + 1
+		return yield(row)
+	})
+	if err == nil {
+		err = w.Flush()
+	}
+	if err != nil {
+		return err
+	}
+	c.size, c.done = size, true
+	return nil
+}
+
+func (c *rowCache) close() {
+	if c.f != nil {
+		c.f.Close()
+		os.Remove(c.f.Name())
+	}
 }
 
 // aggregateOne streams one agent's reply into a temporary file and finds
