@@ -37,14 +37,16 @@ type Aggregator interface {
 // AggregateInput is one agent's verify responses, in (task, rollout)
 // order, stripped of what the metrics do not read.
 type AggregateInput struct {
-	each func(yield func(row []byte) error) error
+	// each reads through a cache, read reads the files (and is safe for
+	// concurrent use, as an HTTP client retrying a request needs).
+	each, read func(yield func(row []byte) error) error
 	// dir is where an aggregator may spill to temporary files: beside the
 	// metrics file.
 	dir string
 }
 
 // Each yields the rollouts one at a time; a row is only valid during its
-// yield.
+// yield. Each is not safe for concurrent use.
 func (in AggregateInput) Each(yield func(row []byte) error) error { return in.each(yield) }
 
 // Body is the /aggregate_metrics request body, {"verify_responses": [...]},
@@ -55,7 +57,7 @@ func (in AggregateInput) Body() io.ReadCloser {
 		w := bufio.NewWriterSize(pw, 64<<10)
 		w.WriteString(`{"verify_responses":[`)
 		first := true
-		err := in.each(func(row []byte) error {
+		err := in.read(func(row []byte) error {
 			if !first {
 				w.WriteByte(',')
 			}
@@ -252,6 +254,11 @@ func ReadMetricsRows(paths ...string) (*MetricsRows, error) {
 		}
 		return nil
 	})
+	for _, a := range m.agents {
+		if err == nil && a.refs != nil {
+			err = a.refs.finish()
+		}
+	}
 	if err != nil {
 		m.Close()
 		return nil, err
@@ -476,7 +483,7 @@ func (m *MetricsRows) input(agent string, rr *rowReader, dir string) (AggregateI
 		}
 	}
 	c := &rowCache{dir: dir, src: src}
-	return AggregateInput{each: c.each, dir: dir}, c
+	return AggregateInput{each: c.each, read: src, dir: dir}, c
 }
 
 // rowCache is a reading of rows kept in a temporary file once it has been
@@ -591,6 +598,9 @@ func MergeShards(paths []string, output string) (int, error) {
 		if err != nil {
 			return 0, err
 		}
+	}
+	if err := refs.finish(); err != nil {
+		return 0, err
 	}
 	rr, err := openRows(paths)
 	if err != nil {

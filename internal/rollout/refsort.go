@@ -91,23 +91,29 @@ func sortRefs(refs []rowRef) {
 	})
 }
 
-// each passes every location in order. It may be called more than once;
-// no location can be added after the first call.
-func (s *refSorter) each(fn func(rowRef) error) error {
+// finish ends the adding: the locations held are sorted, or spilled as the
+// last run.
+func (s *refSorter) finish() error {
 	if s.spill == nil {
 		sortRefs(s.refs)
+		return nil
+	}
+	if err := s.flush(); err != nil {
+		return err
+	}
+	return s.w.Flush()
+}
+
+// each passes every location in order, after finish. It is safe for
+// concurrent use.
+func (s *refSorter) each(fn func(rowRef) error) error {
+	if s.spill == nil {
 		for _, r := range s.refs {
 			if err := fn(r); err != nil {
 				return err
 			}
 		}
 		return nil
-	}
-	if err := s.flush(); err != nil {
-		return err
-	}
-	if err := s.w.Flush(); err != nil {
-		return err
 	}
 	h := make(runHeap, 0, len(s.runs))
 	var start int64

@@ -18,6 +18,9 @@ func sortedByRefSorter(t testing.TB, refs []rowRef, chunk int) []rowRef {
 			t.Fatal(err)
 		}
 	}
+	if err := s.finish(); err != nil {
+		t.Fatal(err)
+	}
 	var out []rowRef
 	for range 2 { // a second reading gives the same
 		out = out[:0]
