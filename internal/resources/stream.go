@@ -74,12 +74,55 @@ func AggregateRows(rows func(yield func(row []byte) error) error, hooks MetricsH
 	if err != nil {
 		return err
 	}
-	out, err := agg.MarshalJSON()
+	held = nil
+	return writeAggregate(w, agg, func(emit func(*Metrics) error) error {
+		for i, g := range agg.GroupLevelMetrics {
+			if err := emit(g); err != nil {
+				return err
+			}
+			agg.GroupLevelMetrics[i] = nil // written: it can go
+		}
+		return nil
+	})
+}
+
+// writeAggregate writes what a.MarshalJSON writes, with the groups that groups
+// emits one at a time in place of a.GroupLevelMetrics, so that a reply is
+// never held whole.
+func writeAggregate(w io.Writer, a *AggregateMetrics, groups func(emit func(*Metrics) error) error) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	bw.WriteString(`{"group_level_metrics":[`)
+	var buf []byte
+	first := true
+	err := groups(func(m *Metrics) error {
+		var err error
+		if buf, err = m.appendJSON(buf[:0]); err != nil {
+			return err
+		}
+		if !first {
+			bw.WriteByte(',')
+		}
+		first = false
+		bw.Write(buf)
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	_, err = w.Write(out)
-	return err
+	rest := *a
+	rest.GroupLevelMetrics = nil
+	if buf, err = rest.MarshalJSON(); err != nil {
+		return err
+	}
+	// The rest follows the groups: MarshalJSON wrote their (empty) list
+	// first.
+	const empty = `{"group_level_metrics":[]`
+	if !bytes.HasPrefix(buf, []byte(empty)) {
+		return fmt.Errorf("aggregate_metrics: the reply does not start with its groups: %.40s", buf)
+	}
+	bw.WriteByte(']')
+	bw.Write(buf[len(empty):])
+	return bw.Flush()
 }
 
 // rowStats is the first pass of AggregateRows: the columns, and every
@@ -195,88 +238,59 @@ func (s *rowStats) write(rows func(yield func(row []byte) error) error, hooks Me
 	for _, r := range repeats {
 		r.Delete("agent_ref")
 	}
-	if repeats == nil {
-		repeats = []*Metrics{}
-	}
 	key := MeanMetrics(agent)
 	if hooks.KeyMetrics != nil {
 		key = hooks.KeyMetrics(agent)
 	}
-	perf := PerfSummary(s.perfs, p.n)
 
-	bw := bufio.NewWriterSize(w, 64<<10)
-	bw.WriteString(`{"group_level_metrics":[`)
 	// The groups: the same columns, each task's rollouts read again.
-	g := &profiler{cols: p.cols, colIndex: p.colIndex, vals: p.vals}
-	var buf []byte
-	i := 0
-	var task int64
-	flush := func() error {
-		if len(g.rows) == 0 {
-			return nil
-		}
-		idx := make([]int, len(g.rows))
-		for j := range idx {
-			idx[j] = j
-		}
-		m, err := g.group(task, idx, ProfileOptions{})
-		if err != nil {
-			return err
-		}
-		if buf, err = m.appendJSON(buf[:0]); err != nil {
-			return err
-		}
-		if i > len(g.rows) {
-			bw.WriteByte(',')
-		}
-		bw.Write(buf)
-		g.rows = g.rows[:0]
-		return nil
-	}
-	err := rows(func(raw []byte) error {
-		top, t, rollout, err := g.parseVerifyResponse(i, raw)
-		if err != nil {
-			return err
-		}
-		if len(g.rows) > 0 && t != task {
-			if err := flush(); err != nil {
+	reply := &AggregateMetrics{AgentMetrics: agent, KeyMetrics: key, PerfSummary: PerfSummary(s.perfs, p.n), RepeatLevelMetrics: repeats}
+	return writeAggregate(w, reply, func(emit func(*Metrics) error) error {
+		g := &profiler{cols: p.cols, colIndex: p.colIndex, vals: p.vals}
+		i := 0
+		var task int64
+		flush := func() error {
+			if len(g.rows) == 0 {
+				return nil
+			}
+			idx := make([]int, len(g.rows))
+			for j := range idx {
+				idx[j] = j
+			}
+			m, err := g.group(task, idx, ProfileOptions{})
+			if err != nil {
 				return err
 			}
+			g.rows = g.rows[:0]
+			return emit(m)
 		}
-		task = t
-		row, ok := g.record(top, t, rollout, 0, nil, false, true)
-		if !ok || i >= p.n {
-			return errors.New("the rows changed between the two passes")
+		err := rows(func(raw []byte) error {
+			top, t, rollout, err := g.parseVerifyResponse(i, raw)
+			if err != nil {
+				return err
+			}
+			if len(g.rows) > 0 && t != task {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+			task = t
+			row, ok := g.record(top, t, rollout, 0, nil, false, true)
+			if !ok || i >= p.n {
+				return errors.New("the rows changed between the two passes")
+			}
+			g.rows = append(g.rows, row)
+			i++
+			return nil
+		})
+		if err == nil {
+			err = flush()
 		}
-		g.rows = append(g.rows, row)
-		i++
-		return nil
+		if err == nil && i != p.n {
+			err = errors.New("the rows changed between the two passes")
+		}
+		return err
 	})
-	if err == nil {
-		err = flush()
-	}
-	if err == nil && i != p.n {
-		err = errors.New("the rows changed between the two passes")
-	}
-	if err != nil {
-		return err
-	}
-	tail := NewMetrics()
-	tail.Set("agent_metrics", agent)
-	tail.Set("key_metrics", key)
-	if perf != nil {
-		tail.Set("perf_summary", perf)
-	}
-	tail.Set("repeat_level_metrics", repeats)
-	if buf, err = tail.appendJSON(buf[:0]); err != nil {
-		return err
-	}
-	// The tail object's members continue the reply's: its "{" becomes the
-	// group list's end.
-	buf[0] = ','
-	bw.WriteByte(']')
-	bw.Write(buf)
-	return bw.Flush()
 }
 
 // parseVerifyResponse checks one /aggregate_metrics input as Aggregate

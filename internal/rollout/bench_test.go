@@ -103,29 +103,47 @@ func (countingAggregator) AggregateMetrics(_ context.Context, _ string, in Aggre
 }
 
 // BenchmarkAggregateMemory: `gym eval aggregate`'s work (merge four shards
-// written out of order, then the metrics of a Go resources server without
-// hooks) over recorded rollouts, each made distinct; reports the peak of
-// the live heap, sampled every millisecond, in bytes per rollout and in
-// MiB, which must not grow with the rollouts.
+// written out of order, then the metrics of a Go resources server, without
+// hooks or with a compute_metrics hook) over recorded rollouts, each made
+// distinct; reports the peak of the heap (live and not yet collected),
+// sampled every millisecond, in bytes per rollout and in MiB, which
+// without hooks must not grow with the rollouts.
 func BenchmarkAggregateMemory(b *testing.B) {
 	recorded, err := os.ReadFile("../../resources_servers/example_single_tool_call/data/example_rollouts.jsonl")
 	if err != nil {
 		b.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(recorded)), "\n")
-	h, err := resources.Handler(resources.Options{Verify: func(context.Context, *resources.VerifyRequest) (*resources.Verdict, error) {
+	verify := func(context.Context, *resources.VerifyRequest) (*resources.Verdict, error) {
 		return &resources.Verdict{}, nil
+	}
+	plain, err := resources.Handler(resources.Options{Verify: verify})
+	if err != nil {
+		b.Fatal(err)
+	}
+	// mcqa's and math_with_judge's compute_metrics hook, which needs every
+	// rollout at once.
+	hooked, err := resources.Handler(resources.Options{Verify: verify, Metrics: resources.MetricsHooks{
+		ComputeMetrics: func(tasks [][]resources.Rollout) *resources.Metrics {
+			return resources.PassMajorityMetrics(tasks, nil, "extracted_answer")
+		},
 	}})
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, n := range []int{10000, 100000} {
-		b.Run(strconv.Itoa(n), func(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		h    http.Handler
+		n    int
+	}{{"plain", plain, 10000}, {"plain", plain, 100000}, {"hooks", hooked, 10000}, {"hooks", hooked, 100000}} {
+		h, n := c.h, c.n
+		b.Run(c.name+"/"+strconv.Itoa(n), func(b *testing.B) {
 			dir := b.TempDir()
 			var shards [4]strings.Builder
 			for i := n - 1; i >= 0; i-- {
 				task := i / 4
-				row := `{"agent_ref":{"name":"agent"},"_ng_task_index":` + strconv.Itoa(task) + `,"_ng_rollout_index":` + strconv.Itoa(i%4) + `,"id":` + strconv.Itoa(i) + "," + lines[i%len(lines)][1:]
+				row := `{"agent_ref":{"name":"agent"},"_ng_task_index":` + strconv.Itoa(task) + `,"_ng_rollout_index":` + strconv.Itoa(i%4) +
+					`,"id":` + strconv.Itoa(i) + `,"extracted_answer":"` + string(rune('A'+i%3)) + `",` + lines[i%len(lines)][1:]
 				shards[task%4].WriteString(row + "\n")
 			}
 			var files []string
