@@ -202,30 +202,47 @@ func (s *rowStats) write(rows func(yield func(row []byte) error) error, hooks Me
 		}
 		return err
 	}
-	// The statistics one column at a time, over the agent and each repeat.
+	// The statistics one column at a time, over the agent, then over each
+	// repeat, so that no more than one column's values are in memory.
 	stats := make([]columnStats, len(p.cols))
 	perRepeat := make([][]repeatColumn, len(s.repeats))
 	present := make([][]bool, len(s.repeats))
-	var all []float64
-	byRepeat := make([][]float64, len(s.repeats))
+	var vals []float64
 	for c := range p.cols {
-		all = all[:0]
-		for r := range byRepeat {
-			byRepeat[r] = byRepeat[r][:0]
-		}
-		err := s.values.column(c, func(r int, x float64) {
-			all = append(all, x)
-			byRepeat[r] = append(byRepeat[r], x)
-		})
+		vals = vals[:0]
+		err := s.values.column(c, func(_ int, x float64) { vals = append(vals, x) })
 		if err != nil {
 			return err
 		}
-		for r, v := range byRepeat {
-			st, ok := summarizeRepeat(v)
+		stats[c] = describeColumn(vals)
+		// A few repeats (the usual case) are read one at a time; many are
+		// split in one reading, which holds the column a second time.
+		var byRepeat [][]float64
+		if len(s.repeats) > fewRepeats {
+			byRepeat = make([][]float64, len(s.repeats))
+			err := s.values.column(c, func(r int, x float64) { byRepeat[r] = append(byRepeat[r], x) })
+			if err != nil {
+				return err
+			}
+		}
+		for r := range s.repeats {
+			if byRepeat != nil {
+				vals = byRepeat[r]
+			} else {
+				vals = vals[:0]
+				err := s.values.column(c, func(repeat int, x float64) {
+					if repeat == r {
+						vals = append(vals, x)
+					}
+				})
+				if err != nil {
+					return err
+				}
+			}
+			st, ok := summarizeRepeat(vals)
 			perRepeat[r] = append(perRepeat[r], st)
 			present[r] = append(present[r], ok)
 		}
-		stats[c] = describeColumn(all)
 	}
 	agent := NewMetrics()
 	p.setDescribed(stats, p.n, agent)
@@ -325,6 +342,10 @@ type valueSpill struct {
 	blocks [][]int64 // per column, where its full blocks are
 	tail   [][]byte  // per column, the block being filled
 }
+
+// fewRepeats is how many repeats the statistics read a column for, one
+// repeat at a time.
+const fewRepeats = 16
 
 // valueRecord is a value and its repeat; spillBlock holds 1024 of them.
 const (

@@ -136,6 +136,22 @@ func TestAggregateRowsSpilled(t *testing.T) {
 	}
 }
 
+// Many repeats (more than are read one at a time) give the same statistics.
+func TestAggregateRowsManyRepeats(t *testing.T) {
+	var in []string
+	for i := range 3000 {
+		in = append(in, fmt.Sprintf(`{"_ng_task_index":%d,"_ng_rollout_index":%d,"reward":%d.%d}`, i/40, i%40, i%3, i%7))
+	}
+	want, _, _, _ := aggregateBothWays(rows(in...), MetricsHooks{})
+	var got bytes.Buffer
+	if err := AggregateRows(eachRow(rows(in...)), MetricsHooks{}, t.TempDir(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != want {
+		t.Errorf("AggregateRows:\n%.2000s\nAggregate:\n%.2000s", got.String(), want)
+	}
+}
+
 // The handler's in-process aggregation answers what its route answers.
 func TestHandlerAggregateRowsIsTheRoute(t *testing.T) {
 	h, err := Handler(Options{
