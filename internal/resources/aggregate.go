@@ -755,10 +755,23 @@ func (p *profiler) setDescribed(stats []columnStats, rows int, m *Metrics) {
 }
 
 // sortedMedian is the median of values already in order.
-func sortedMedian(s []float64) float64 {
-	mid := len(s) / 2
-	if len(s)%2 == 1 {
-		return s[mid]
+func sortedMedian(s []float64) float64 { return medianAt(len(s), sliceAt(s)) }
+
+func sliceAt(s []float64) func(int) float64 { return func(i int) float64 { return s[i] } }
+
+// medianAt is the median of n values whose i-th smallest is at(i).
+func medianAt(n int, at func(int) float64) float64 {
+	mid := n / 2
+	if n%2 == 1 {
+		return at(mid)
 	}
-	return (s[mid-1] + s[mid]) / 2
+	return (at(mid-1) + at(mid)) / 2
+}
+
+// medianRanks are the ranks medianAt reads.
+func medianRanks(n int) []int {
+	if n%2 == 1 {
+		return []int{n / 2}
+	}
+	return []int{n/2 - 1, n / 2}
 }

@@ -213,18 +213,28 @@ func summarize(v []float64) summary {
 
 // quantile is numpy's linear quantile of sorted values.
 func quantile(sorted []float64, q float64) float64 {
-	n := len(sorted)
-	vi := float64(n-1) * q
-	lo := int(math.Floor(vi))
-	if lo >= n-1 {
-		return sorted[n-1]
+	return quantileAt(len(sorted), sliceAt(sorted), q)
+}
+
+// quantileAt is quantile of n values whose i-th smallest is at(i).
+func quantileAt(n int, at func(int) float64, q float64) float64 {
+	lo, last := quantileRank(n, q)
+	if last {
+		return at(n - 1)
 	}
-	g := vi - float64(lo)
-	a, b := sorted[lo], sorted[lo+1]
+	g := float64(n-1)*q - float64(lo)
+	a, b := at(lo), at(lo+1)
 	if g >= 0.5 {
 		return b - (b-a)*(1-g)
 	}
 	return a + (b-a)*g
+}
+
+// quantileRank is the lower rank quantileAt reads (and the one after it),
+// or last when it reads only the largest value.
+func quantileRank(n int, q float64) (lo int, last bool) {
+	lo = int(math.Floor(float64(n-1) * q))
+	return lo, lo >= n-1
 }
 
 // confidenceInterval is scipy's 95 % Student-t interval around mean with

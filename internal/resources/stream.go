@@ -202,21 +202,22 @@ func (s *rowStats) write(rows func(yield func(row []byte) error) error, hooks Me
 		}
 		return err
 	}
-	// The statistics one column at a time, over the agent, then over each
-	// repeat, so that no more than one column's values are in memory.
+	// The statistics a column at a time, over the agent, then over each
+	// repeat, in passes over its spilled values: nothing per rollout is
+	// held.
 	stats := make([]columnStats, len(p.cols))
 	perRepeat := make([][]repeatColumn, len(s.repeats))
 	present := make([][]bool, len(s.repeats))
-	var vals []float64
 	for c := range p.cols {
-		vals = vals[:0]
-		err := s.values.column(c, func(_ int, x float64) { vals = append(vals, x) })
+		var err error
+		stats[c], err = scanDescribe(func(fn func(float64)) error {
+			return s.values.column(c, func(_ int, x float64) { fn(x) })
+		})
 		if err != nil {
 			return err
 		}
-		stats[c] = describeColumn(vals)
-		// A few repeats (the usual case) are read one at a time; many are
-		// split in one reading, which holds the column a second time.
+		// Many repeats (past fewRepeats) are split in one reading, which
+		// holds the column, rather than read once each.
 		var byRepeat [][]float64
 		if len(s.repeats) > fewRepeats {
 			byRepeat = make([][]float64, len(s.repeats))
@@ -226,20 +227,19 @@ func (s *rowStats) write(rows func(yield func(row []byte) error) error, hooks Me
 			}
 		}
 		for r := range s.repeats {
+			var st repeatColumn
+			var ok bool
 			if byRepeat != nil {
-				vals = byRepeat[r]
-			} else {
-				vals = vals[:0]
-				err := s.values.column(c, func(repeat int, x float64) {
+				st, ok = summarizeRepeat(byRepeat[r])
+			} else if st, ok, err = scanSummarizeRepeat(func(fn func(float64)) error {
+				return s.values.column(c, func(repeat int, x float64) {
 					if repeat == r {
-						vals = append(vals, x)
+						fn(x)
 					}
 				})
-				if err != nil {
-					return err
-				}
+			}); err != nil {
+				return err
 			}
-			st, ok := summarizeRepeat(vals)
 			perRepeat[r] = append(perRepeat[r], st)
 			present[r] = append(present[r], ok)
 		}
@@ -343,7 +343,7 @@ type valueSpill struct {
 	tail   [][]byte  // per column, the block being filled
 }
 
-// fewRepeats is how many repeats the statistics read a column for, one
+// fewRepeats is how many repeats the statistics scan a column for, one
 // repeat at a time.
 const fewRepeats = 16
 

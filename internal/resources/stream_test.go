@@ -188,6 +188,7 @@ func FuzzAggregateRows(f *testing.F) {
 	f.Add("{\"_ng_task_index\":0,\"reward\":1}\n{\"_ng_task_index\":0,\"_ng_rollout_index\":1,\"reward\":0.5,\"x\":true}\n{\"_ng_task_index\":2,\"reward\":1,\"response\":{\"usage\":{\"t\":3}}}")
 	f.Add("{\"_ng_task_index\":1,\"_ng_rollout_index\":1,\"r\":1.5}\n{\"_ng_task_index\":0}")
 	f.Add("{\"_ng_task_index\":0,\"ng_perf\":{\"num_turns\":2}}\n{\"_ng_task_index\":1,\"n\":2}")
+	f.Add("{\"_ng_task_index\":0,\"r\":-0.0}\n{\"_ng_task_index\":0,\"_ng_rollout_index\":1,\"r\":0}\n{\"_ng_task_index\":1,\"r\":-0}")
 	f.Fuzz(func(t *testing.T, in string) {
 		var lines []string
 		if in != "" {
