@@ -14,7 +14,7 @@
 # GYM=path measures that binary instead of building this checkout; BEFORE=path
 # also measures an older build on the same rows, alternating with this one,
 # and fails unless both write the same bytes. KEEP=1 keeps the work
-# directory.
+# directory; HEALTH=off (or on) measures only that way.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=$(mktemp -d)
@@ -53,7 +53,7 @@ for n in ${NS:-10000 100000 1000000}; do
       print row > (dir "/shard_" task % 4 ".jsonl")
     } }' seed/rollouts.jsonl
   size=$(cat shards/*.jsonl | wc -c)
-  for health in off on; do
+  for health in ${HEALTH:-off on}; do
     flag=""
     [[ $health == off ]] && flag=--no-health-check
     for build in "${builds[@]}"; do
