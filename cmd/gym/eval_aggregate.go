@@ -150,6 +150,7 @@ func runEvalAggregate(ctx context.Context, opts *aggregateOptions) error {
 	if err != nil {
 		return err
 	}
+	defer rows.Close()
 	var agg rollout.Aggregator
 	if opts.servers {
 		cs, err := rollout.ReadClientSettings(s)

@@ -324,6 +324,7 @@ type profiler struct {
 	cols        []column
 	colIndex    map[string]int
 	rows        []profRow
+	n           int // rollouts counted into the columns
 	top, merged fields
 	cells       []cell
 	info        []byte
@@ -382,19 +383,7 @@ func (fs fields) get(key string) gjson.Result {
 // addVerifyResponse adds an /aggregate_metrics input: absent indices are 0,
 // as NeMo Gym defaults them, and the whole response is kept for the hooks.
 func (p *profiler) addVerifyResponse(i int, raw json.RawMessage) error {
-	if !gjson.ValidBytes(raw) {
-		return fmt.Errorf("verify_responses[%d] is not valid JSON", i)
-	}
-	res := gjson.ParseBytes(raw)
-	if !res.IsObject() {
-		return fmt.Errorf("verify_responses[%d] must be a JSON object, got %s", i, res.Type)
-	}
-	top := p.collect(res)
-	task, err := indexField(top, TaskIndexKey, i)
-	if err != nil {
-		return err
-	}
-	rollout, err := indexField(top, RolloutIndexKey, i)
+	top, task, rollout, err := p.parseVerifyResponse(i, raw)
 	if err != nil {
 		return err
 	}
@@ -416,13 +405,25 @@ func (p *profiler) collect(res gjson.Result) fields {
 // add appends one rollout's numeric record. raw is kept only for the
 // compute_metrics hooks; nil keeps nothing of the response.
 func (p *profiler) add(top fields, task, rollout int64, agent int32, raw json.RawMessage) {
+	row, _ := p.record(top, task, rollout, agent, raw, true, true)
+	p.rows = append(p.rows, row)
+}
+
+// record builds one rollout's numeric record, with its rollout info when
+// info is set. Counted, the rollout is one more row of the columns'
+// statistics (a new column is registered, presence and integer-ness
+// tracked); not counted, its columns must all be known already (a second
+// pass over the same rows), or ok is false.
+func (p *profiler) record(top fields, task, rollout int64, agent int32, raw json.RawMessage, count, info bool) (row profRow, ok bool) {
 	defer func() { p.top = top[:0] }()
-	row := profRow{rollout: Rollout{TaskIndex: task, RolloutIndex: rollout, Raw: raw}, agent: agent}
+	row = profRow{rollout: Rollout{TaskIndex: task, RolloutIndex: rollout, Raw: raw}, agent: agent}
 	usage := top.get("response").Get("usage")
 	// The info and the cells are built in scratch space and copied at their
 	// size: a profile of a long run holds them for every rollout.
-	p.info = appendRolloutInfo(p.info[:0], top, task, rollout, usage)
-	row.info = json.RawMessage(bytes.Clone(p.info))
+	if info {
+		p.info = appendRolloutInfo(p.info[:0], top, task, rollout, usage)
+		row.info = json.RawMessage(bytes.Clone(p.info))
+	}
 
 	// The record is `result | response.usage`: usage keys win on a clash
 	// and new ones go last, as in a Python dict merge.
@@ -446,29 +447,37 @@ func (p *profiler) add(top fields, task, rollout int64, agent int32, raw json.Ra
 		}
 		c, known := p.colIndex[f.key]
 		if !known {
+			if !count {
+				return row, false
+			}
 			c = len(p.cols)
 			p.colIndex[f.key] = c
 			// Rollouts before this one lack the column: pandas fills NaN.
-			col := column{name: f.key, notInt: len(p.rows) > 0}
+			col := column{name: f.key, notInt: p.n > 0}
 			for s, stat := range statNames {
 				col.keys[s] = stat + "/" + f.key
 			}
 			p.cols = append(p.cols, col)
 		}
-		p.cols[c].present++
-		if !isInt {
-			p.cols[c].notInt = true
+		if count {
+			p.cols[c].present++
+			if !isInt {
+				p.cols[c].notInt = true
+			}
 		}
 		cells = append(cells, cell{c, v})
 	}
 	row.cells = slices.Clone(cells)
 	p.cells = cells[:0]
-	p.rows = append(p.rows, row)
-	for c := range p.cols {
-		if p.cols[c].present < len(p.rows) {
-			p.cols[c].notInt = true
+	if count {
+		p.n++
+		for c := range p.cols {
+			if p.cols[c].present < p.n {
+				p.cols[c].notInt = true
+			}
 		}
 	}
+	return row, true
 }
 
 // sortByKey orders the rows by (task, rollout) and renumbers the columns by
@@ -647,59 +656,92 @@ func appendRolloutInfo(b []byte, top fields, task, rollout int64, usage gjson.Re
 // describe sets RewardProfiler's statistics of rows into m: for each
 // statistic, for each column, `<stat>/<column>`, leaving out NaN.
 func (p *profiler) describe(rows []int, m *Metrics) {
-	n := len(p.cols)
-	// The per-column value lists are scratch space reused across groups.
-	for len(p.vals) < n {
-		p.vals = append(p.vals, nil)
-	}
-	vals := p.vals[:n]
-	for c := range vals {
-		vals[c] = vals[c][:0]
-	}
+	vals := p.scratchValues()
 	for _, ri := range rows {
 		for _, c := range p.rows[ri].cells {
 			vals[c.col] = append(vals[c.col], c.value)
 		}
 	}
-	stats := make([][5]float64, n)
-	allStdNaN := true
-	for c := range n {
-		v := vals[c]
-		if len(v) == 0 {
-			stats[c] = [5]float64{math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()}
-			continue
-		}
-		var sum float64
-		lo, hi := v[0], v[0]
+	p.describeValues(vals, len(rows), m)
+}
+
+// scratchValues are empty per-column value lists, reused across groups.
+func (p *profiler) scratchValues() [][]float64 {
+	for len(p.vals) < len(p.cols) {
+		p.vals = append(p.vals, nil)
+	}
+	vals := p.vals[:len(p.cols)]
+	for c := range vals {
+		vals[c] = vals[c][:0]
+	}
+	return vals
+}
+
+// describeValues is describe over each column's values (vals[c], in row
+// order) of rows rollouts.
+func (p *profiler) describeValues(vals [][]float64, rows int, m *Metrics) {
+	stats := make([]columnStats, len(p.cols))
+	for c := range stats {
+		stats[c] = describeColumn(vals[c])
+	}
+	p.setDescribed(stats, rows, m)
+}
+
+// columnStats are one column's mean, max, min, median and std over the n
+// rollouts that have it.
+type columnStats struct {
+	s [len(statNames)]float64
+	n int
+}
+
+// describeColumn computes a column's statistics; v is left sorted.
+func describeColumn(v []float64) columnStats {
+	if len(v) == 0 {
+		return columnStats{s: [5]float64{math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()}}
+	}
+	var sum float64
+	lo, hi := v[0], v[0]
+	for _, x := range v {
+		sum += x
+		lo, hi = min(lo, x), max(hi, x)
+	}
+	mean := sum / float64(len(v))
+	std := math.NaN()
+	if len(v) > 1 {
+		var sq float64
 		for _, x := range v {
-			sum += x
-			lo, hi = min(lo, x), max(hi, x)
+			sq += (x - mean) * (x - mean)
 		}
-		mean := sum / float64(len(v))
-		std := math.NaN()
-		if len(v) > 1 {
-			var sq float64
-			for _, x := range v {
-				sq += (x - mean) * (x - mean)
-			}
-			std = math.Sqrt(sq / float64(len(v)-1))
+		std = math.Sqrt(sq / float64(len(v)-1))
+	}
+	// The sums are taken in row order first: sorted, they could round
+	// differently.
+	slices.Sort(v)
+	return columnStats{s: [5]float64{mean, hi, lo, sortedMedian(v), std}, n: len(v)}
+}
+
+// setDescribed sets RewardProfiler's statistics into m: for each
+// statistic, for each column, `<stat>/<column>`, leaving out NaN.
+func (p *profiler) setDescribed(stats []columnStats, rows int, m *Metrics) {
+	allStdNaN := true
+	for _, st := range stats {
+		if st.n > 1 {
 			allStdNaN = false
 		}
-		stats[c] = [5]float64{mean, hi, lo, median(v), std}
 	}
 	// pandas gives NaN for the std of one value; RewardProfiler reads that
 	// as 0, but only when no column has a real std, and only for columns
 	// with no missing value.
 	if allStdNaN {
-		for c := range n {
-			if len(vals[c]) == len(rows) {
-				stats[c][4] = 0
+		for c := range stats {
+			if stats[c].n == rows {
+				stats[c].s[4] = 0
 			}
 		}
 	}
 	for s, stat := range statNames {
 		for c, col := range p.cols {
-			x := stats[c][s]
+			x := stats[c].s[s]
 			if math.IsNaN(x) {
 				continue
 			}
@@ -712,17 +754,24 @@ func (p *profiler) describe(rows []int, m *Metrics) {
 	}
 }
 
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	return sortedMedian(s)
+// sortedMedian is the median of values already in order.
+func sortedMedian(s []float64) float64 { return medianAt(len(s), sliceAt(s)) }
+
+func sliceAt(s []float64) func(int) float64 { return func(i int) float64 { return s[i] } }
+
+// medianAt is the median of n values whose i-th smallest is at(i).
+func medianAt(n int, at func(int) float64) float64 {
+	mid := n / 2
+	if n%2 == 1 {
+		return at(mid)
+	}
+	return (at(mid-1) + at(mid)) / 2
 }
 
-// sortedMedian is the median of values already in order.
-func sortedMedian(s []float64) float64 {
-	mid := len(s) / 2
-	if len(s)%2 == 1 {
-		return s[mid]
+// medianRanks are the ranks medianAt reads.
+func medianRanks(n int) []int {
+	if n%2 == 1 {
+		return []int{n / 2}
 	}
-	return (s[mid-1] + s[mid]) / 2
+	return []int{n/2 - 1, n / 2}
 }

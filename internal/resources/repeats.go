@@ -1,6 +1,7 @@
 package resources
 
 import (
+	"cmp"
 	"encoding/json"
 	"math"
 	"slices"
@@ -30,11 +31,66 @@ func (p *profiler) repeatLevel(rows []int, agentRef json.RawMessage) []*Metrics 
 	if len(byRepeat) < 2 {
 		return nil
 	}
-	repeats := make([]int64, 0, len(byRepeat))
-	for k := range byRepeat {
-		repeats = append(repeats, k)
+	repeats := make([]repeatRows, 0, len(byRepeat))
+	for k, group := range byRepeat {
+		present := map[int64]bool{}
+		for _, ri := range group {
+			present[p.rows[ri].rollout.TaskIndex] = true
+		}
+		repeats = append(repeats, repeatRows{key: k, tasks: len(present), rows: group})
 	}
-	slices.Sort(repeats)
+	vals := make([][]float64, len(p.cols))
+	filled := int64(-1)
+	return p.repeatMetrics(repeats, len(tasks), agentRef, func(r repeatRows, c int) (repeatColumn, bool) {
+		if filled != r.key {
+			for c := range vals {
+				vals[c] = vals[c][:0]
+			}
+			for _, ri := range r.rows {
+				for _, c := range p.rows[ri].cells {
+					vals[c.col] = append(vals[c.col], c.value)
+				}
+			}
+			filled = r.key
+		}
+		return summarizeRepeat(vals[c])
+	})
+}
+
+// repeatRows are one rollout index's rollouts: the distinct tasks among
+// them, and their rows (none when streamed).
+type repeatRows struct {
+	key   int64
+	tasks int
+	rows  []int
+}
+
+// repeatColumn is one column's statistics over one repeat's rollouts.
+type repeatColumn struct {
+	summary
+	p25, p75 float64
+	n        int
+}
+
+// summarizeRepeat is a repeat's statistics of a column's values; none when
+// the repeat has no value there.
+func summarizeRepeat(v []float64) (repeatColumn, bool) {
+	if len(v) == 0 {
+		return repeatColumn{}, false
+	}
+	s := summarize(v)
+	r := repeatColumn{summary: s, p25: quantile(s.sorted, 0.25), p75: quantile(s.sorted, 0.75), n: len(v)}
+	r.sorted = nil
+	return r, true
+}
+
+// repeatMetrics is repeatLevel from each repeat's rollouts, of tasks
+// distinct tasks in all; column gives a repeat's statistics of a column.
+func (p *profiler) repeatMetrics(repeats []repeatRows, tasks int, agentRef json.RawMessage, column func(r repeatRows, c int) (repeatColumn, bool)) []*Metrics {
+	if len(repeats) < 2 {
+		return nil
+	}
+	slices.SortFunc(repeats, func(a, b repeatRows) int { return cmp.Compare(a.key, b.key) })
 	// pandas' Index.difference sorts the numeric columns by name.
 	cols := make([]int, len(p.cols))
 	for c := range cols {
@@ -43,35 +99,22 @@ func (p *profiler) repeatLevel(rows []int, agentRef json.RawMessage) []*Metrics 
 	slices.SortFunc(cols, func(a, b int) int { return strings.Compare(p.cols[a].name, p.cols[b].name) })
 
 	var out []*Metrics
-	vals := make([][]float64, len(p.cols))
-	for _, k := range repeats {
-		group := byRepeat[k]
-		present := map[int64]bool{}
-		for c := range vals {
-			vals[c] = vals[c][:0]
-		}
-		for _, ri := range group {
-			present[p.rows[ri].rollout.TaskIndex] = true
-			for _, c := range p.rows[ri].cells {
-				vals[c.col] = append(vals[c.col], c.value)
-			}
-		}
+	for _, r := range repeats {
 		m := NewMetrics()
 		m.Set("agent_ref", agentRef)
-		m.Set(RolloutIndexKey, k)
-		m.Set("sample_count", int64(len(present)))
-		m.Set("missing_count", int64(len(tasks)-len(present)))
+		m.Set(RolloutIndexKey, r.key)
+		m.Set("sample_count", int64(r.tasks))
+		m.Set("missing_count", int64(tasks-r.tasks))
 		for _, c := range cols {
-			v := vals[c]
-			if len(v) == 0 {
+			s, ok := column(r, c)
+			if !ok {
 				continue
 			}
-			s := summarize(v)
 			name := p.cols[c].name
-			for i, x := range [...]float64{s.mean, s.median, s.std, s.se, s.min, s.max, quantile(s.sorted, 0.25), quantile(s.sorted, 0.75)} {
+			for i, x := range [...]float64{s.mean, s.median, s.std, s.se, s.min, s.max, s.p25, s.p75} {
 				m.Set(repeatStats[i]+"/"+name, x)
 			}
-			if lo, hi, ok := confidenceInterval(s.mean, s.se, len(v)); ok {
+			if lo, hi, ok := confidenceInterval(s.mean, s.se, s.n); ok {
 				m.Set("ci_low_95/"+name, lo)
 				m.Set("ci_high_95/"+name, hi)
 			}
@@ -170,18 +213,28 @@ func summarize(v []float64) summary {
 
 // quantile is numpy's linear quantile of sorted values.
 func quantile(sorted []float64, q float64) float64 {
-	n := len(sorted)
-	vi := float64(n-1) * q
-	lo := int(math.Floor(vi))
-	if lo >= n-1 {
-		return sorted[n-1]
+	return quantileAt(len(sorted), sliceAt(sorted), q)
+}
+
+// quantileAt is quantile of n values whose i-th smallest is at(i).
+func quantileAt(n int, at func(int) float64, q float64) float64 {
+	lo, last := quantileRank(n, q)
+	if last {
+		return at(n - 1)
 	}
-	g := vi - float64(lo)
-	a, b := sorted[lo], sorted[lo+1]
+	g := float64(n-1)*q - float64(lo)
+	a, b := at(lo), at(lo+1)
 	if g >= 0.5 {
 		return b - (b-a)*(1-g)
 	}
 	return a + (b-a)*g
+}
+
+// quantileRank is the lower rank quantileAt reads (and the one after it),
+// or last when it reads only the largest value.
+func quantileRank(n int, q float64) (lo int, last bool) {
+	lo = int(math.Floor(float64(n-1) * q))
+	return lo, lo >= n-1
 }
 
 // confidenceInterval is scipy's 95 % Student-t interval around mean with

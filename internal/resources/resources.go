@@ -185,7 +185,7 @@ func Handler(o Options) (http.Handler, error) {
 		route(http.MethodPost, "/"+t.Name, b.tool(t))
 	}
 	mux.Handle("/", server.Handle(b.unrouted))
-	return mux, nil
+	return handler{mux, o.Metrics}, nil
 }
 
 type base struct {

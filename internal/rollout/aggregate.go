@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/nemo-gym-go/gym/internal/jsonl"
 	"github.com/nemo-gym-go/gym/internal/openai"
+	"github.com/nemo-gym-go/gym/internal/resources"
 	"github.com/nemo-gym-go/gym/internal/server"
 )
 
@@ -26,9 +28,50 @@ import (
 // responses, writing the /aggregate_metrics reply ({group_level_metrics,
 // agent_metrics, key_metrics}) to reply. Both are large for a large run
 // (a rollout each, an entry per task), so both are streamed, never held:
-// body gives a fresh copy of the request body each time it is called.
+// the rollouts are read again from their files each time they are asked
+// for.
 type Aggregator interface {
-	AggregateMetrics(ctx context.Context, agent string, body func() io.ReadCloser, reply io.Writer) error
+	AggregateMetrics(ctx context.Context, agent string, in AggregateInput, reply io.Writer) error
+}
+
+// AggregateInput is one agent's verify responses, in (task, rollout)
+// order, stripped of what the metrics do not read.
+type AggregateInput struct {
+	// each reads through a cache, read reads the files (and is safe for
+	// concurrent use, as an HTTP client retrying a request needs).
+	each, read func(yield func(row []byte) error) error
+	// dir is where an aggregator may spill to temporary files: beside the
+	// metrics file.
+	dir string
+}
+
+// Each yields the rollouts one at a time; a row is only valid during its
+// yield. Each is not safe for concurrent use.
+func (in AggregateInput) Each(yield func(row []byte) error) error { return in.each(yield) }
+
+// Body is the /aggregate_metrics request body, {"verify_responses": [...]},
+// written as it is read.
+func (in AggregateInput) Body() io.ReadCloser {
+	pr, pw := io.Pipe()
+	go func() {
+		w := bufio.NewWriterSize(pw, 64<<10)
+		w.WriteString(`{"verify_responses":[`)
+		first := true
+		err := in.read(func(row []byte) error {
+			if !first {
+				w.WriteByte(',')
+			}
+			first = false
+			_, err := w.Write(row)
+			return err
+		})
+		if err == nil {
+			w.WriteString("]}")
+			err = w.Flush()
+		}
+		pw.CloseWithError(err)
+	}()
+	return pr
 }
 
 // AgentServers asks running agent servers, as NeMo Gym does.
@@ -37,19 +80,19 @@ type AgentServers struct {
 	AgentURL func(ctx context.Context, agent string) (string, error)
 }
 
-func (a AgentServers) AggregateMetrics(ctx context.Context, agent string, body func() io.ReadCloser, reply io.Writer) error {
+func (a AgentServers) AggregateMetrics(ctx context.Context, agent string, in AggregateInput, reply io.Writer) error {
 	base, err := a.AgentURL(ctx, agent)
 	if err != nil {
 		return err
 	}
-	rc := body()
+	rc := in.Body()
 	defer rc.Close()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/aggregate_metrics", rc)
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.GetBody = func() (io.ReadCloser, error) { return body(), nil }
+	req.GetBody = func() (io.ReadCloser, error) { return in.Body(), nil }
 	resp, err := a.Client.Do(ctx, req)
 	if err != nil {
 		return err
@@ -62,19 +105,36 @@ func (a AgentServers) AggregateMetrics(ctx context.Context, agent string, body f
 // InProcess computes metrics with server handlers built in this process,
 // so `gym eval aggregate` needs no running servers: Handler gives the
 // handler that answers /aggregate_metrics for an agent (its resources
-// server's).
+// server's). A handler that aggregates rows itself (a Go resources
+// server's) is given the rollouts one at a time; any other gets the
+// request, and its reply is held.
 type InProcess struct {
 	Handler func(agent string) (http.Handler, error)
 }
 
-func (p InProcess) AggregateMetrics(ctx context.Context, agent string, body func() io.ReadCloser, reply io.Writer) error {
+func (p InProcess) AggregateMetrics(ctx context.Context, agent string, in AggregateInput, reply io.Writer) error {
 	h, err := p.Handler(agent)
 	if err != nil {
 		return err
 	}
-	rc := body()
+	if ra, ok := h.(resources.RowAggregator); ok {
+		err := ra.AggregateRows(in.Each, in.dir, reply)
+		var a *answered
+		if err == nil || errors.As(err, &a) {
+			return err
+		}
+		// The error as a resources server's route answers it.
+		return serve(ctx, server.Handle(func(http.ResponseWriter, *http.Request) error { return err }), nil, io.Discard)
+	}
+	rc := in.Body()
 	defer rc.Close()
-	req, err := server.InProcessRequest(ctx, http.MethodPost, "/aggregate_metrics", rc)
+	return serve(ctx, h, rc, reply)
+}
+
+// serve posts body to h's /aggregate_metrics and copies a successful reply
+// to reply; any other is an *answered.
+func serve(ctx context.Context, h http.Handler, body io.Reader, reply io.Writer) error {
+	req, err := server.InProcessRequest(ctx, http.MethodPost, "/aggregate_metrics", body)
 	if err != nil {
 		return err
 	}
@@ -82,11 +142,19 @@ func (p InProcess) AggregateMetrics(ctx context.Context, agent string, body func
 	w := &memoryResponse{header: http.Header{}, status: http.StatusOK}
 	h.ServeHTTP(w, req)
 	if w.status/100 != 2 {
-		return fmt.Errorf("status %d: %s", w.status, bytes.TrimSpace(w.body.Bytes()))
+		return &answered{w.status, string(bytes.TrimSpace(w.body.Bytes()))}
 	}
 	_, err = reply.Write(w.body.Bytes())
 	return err
 }
+
+// answered is an in-process handler's error answer.
+type answered struct {
+	status int
+	body   string
+}
+
+func (a *answered) Error() string { return fmt.Sprintf("status %d: %s", a.status, a.body) }
 
 type memoryResponse struct {
 	header http.Header
@@ -99,11 +167,23 @@ func (m *memoryResponse) Write(b []byte) (int, error) { return m.body.Write(b) }
 func (m *memoryResponse) WriteHeader(status int)      { m.status = status }
 
 // MetricsRows are the successful rollouts of a run, per agent: where each
-// is in its file, not the rollout itself, so a run of any size aggregates
-// in little memory.
+// is in its files, not the rollout itself, so a run of any size aggregates
+// in little memory. An agent whose rollouts are already in (task, rollout)
+// order in the files (a merged file's are) is read back in one pass over
+// them and nothing per rollout is held; any other's are located one by one
+// to be sorted.
 type MetricsRows struct {
 	files  []string
-	agents map[string][]rowRef
+	agents map[string]*agentRows
+}
+
+// agentRows are one agent's rollouts: how many, the first key in order,
+// and, when they are out of order, where each is.
+type agentRows struct {
+	n      int
+	first  key
+	sorted bool
+	refs   *refSorter
 }
 
 // rowRef locates one rollout: its key, and its line in files[file].
@@ -117,8 +197,8 @@ type rowRef struct {
 // Rows returns the number of rollouts found.
 func (m *MetricsRows) Rows() int {
 	n := 0
-	for _, rows := range m.agents {
-		n += len(rows)
+	for _, a := range m.agents {
+		n += a.n
 	}
 	return n
 }
@@ -127,27 +207,86 @@ func (m *MetricsRows) Rows() int {
 // metrics read numbers, and these are most of a rollout's bytes.
 var heavyKeys = []string{"response", ParamsKey, "ng_agent_observations", "ng_model_call_capture", "ng_trajectory"}
 
-// ReadMetricsRows indexes rollouts files for aggregation.
+// ReadMetricsRows indexes rollouts files for aggregation: a pass that
+// checks every rollout and finds each agent's order, and, when an agent's
+// rollouts are out of order, a second that locates them.
 func ReadMetricsRows(paths ...string) (*MetricsRows, error) {
-	m := &MetricsRows{files: paths, agents: map[string][]rowRef{}}
-	for i, p := range paths {
-		err := eachRow(p, func(lr *lineReader, row gjson.Result) error {
-			agent := row.Get(AgentRefKey + ".name")
-			if agent.Type != gjson.String {
+	m := &MetricsRows{files: paths, agents: map[string]*agentRows{}}
+	last := map[string]key{}
+	unsorted := false
+	err := m.each(func(_ int, lr *lineReader, agent string, row gjson.Result) error {
+		if agent == "" {
+			if a := row.Get(AgentRefKey + ".name"); a.Type != gjson.String {
 				return lr.errorf("the rollout has no %s.name, so its agent's metrics cannot be computed", AgentRefKey)
 			}
-			if r := row.Get("reward"); r.Exists() && r.Type != gjson.Number && r.Type != gjson.True && r.Type != gjson.False {
-				return lr.errorf("reward is %s, not a number: the metrics would leave this rollout out", r.Raw)
-			}
-			k, _ := rowKey(row)
-			m.agents[agent.Str] = append(m.agents[agent.Str], rowRef{k, i, lr.Start, lr.Size})
-			return nil
-		})
-		if err != nil {
-			return nil, err
+		}
+		if r := row.Get("reward"); r.Exists() && r.Type != gjson.Number && r.Type != gjson.True && r.Type != gjson.False {
+			return lr.errorf("reward is %s, not a number: the metrics would leave this rollout out", r.Raw)
+		}
+		k, _ := rowKey(row)
+		a := m.agents[agent]
+		if a == nil {
+			a = &agentRows{first: k, sorted: true}
+			m.agents[agent] = a
+		} else if less(k, last[agent]) {
+			a.sorted = false
+			unsorted = true
+		}
+		if less(k, a.first) {
+			a.first = k
+		}
+		a.n++
+		last[agent] = k
+		return nil
+	})
+	if err != nil || !unsorted {
+		return m, err
+	}
+	for _, a := range m.agents {
+		if !a.sorted {
+			a.refs = newRefSorter("")
 		}
 	}
+	err = m.each(func(file int, lr *lineReader, agent string, row gjson.Result) error {
+		if a := m.agents[agent]; !a.sorted {
+			k, _ := rowKey(row)
+			return a.refs.add(rowRef{k, file, lr.Start, lr.Size})
+		}
+		return nil
+	})
+	for _, a := range m.agents {
+		if err == nil && a.refs != nil {
+			err = a.refs.finish()
+		}
+	}
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
 	return m, nil
+}
+
+// Close removes what sorting the rollouts spilled to disk.
+func (m *MetricsRows) Close() {
+	for _, a := range m.agents {
+		if a.refs != nil {
+			a.refs.close()
+		}
+	}
+}
+
+// each reads every rollout of the files in order, with its agent's name
+// ("" when it has none).
+func (m *MetricsRows) each(fn func(file int, lr *lineReader, agent string, row gjson.Result) error) error {
+	for i, p := range m.files {
+		err := eachRow(p, func(lr *lineReader, row gjson.Result) error {
+			return fn(i, lr, row.Get(AgentRefKey+".name").Str, row)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // rowReader reads indexed rollouts back from their files; safe for
@@ -223,9 +362,8 @@ func WriteAggregateMetrics(ctx context.Context, rows *MetricsRows, agg Aggregato
 		first key
 	}
 	var order []agentFirst
-	for name, rs := range rows.agents {
-		sort.SliceStable(rs, func(i, j int) bool { return less(rs[i].k, rs[j].k) })
-		order = append(order, agentFirst{name, rs[0].k})
+	for name, a := range rows.agents {
+		order = append(order, agentFirst{name, a.first})
 	}
 	sort.Slice(order, func(i, j int) bool {
 		if order[i].first != order[j].first {
@@ -241,7 +379,9 @@ func WriteAggregateMetrics(ctx context.Context, rows *MetricsRows, agg Aggregato
 	var parts []io.Reader
 	var metrics []AgentMetrics
 	for i, a := range order {
-		reply, ranges, err := aggregateOne(ctx, agg, a.name, rr, rows.agents[a.name], filepath.Dir(path))
+		in, cache := rows.input(a.name, rr, filepath.Dir(path))
+		reply, ranges, err := aggregateOne(ctx, agg, a.name, in, in.dir)
+		cache.close()
 		if reply != nil {
 			defer os.Remove(reply.Name())
 			defer reply.Close()
@@ -306,44 +446,121 @@ func WriteAggregateMetrics(ctx context.Context, rows *MetricsRows, agg Aggregato
 	return metrics, nil
 }
 
+// input is an agent's rollouts, stripped, in (task, rollout) order: read
+// in one pass over the files when they are in order there, else one by one
+// where they are. The first reading keeps what it stripped in a temporary
+// file in dir, which later readings (an aggregator may read the rollouts
+// more than once) read instead.
+func (m *MetricsRows) input(agent string, rr *rowReader, dir string) (AggregateInput, *rowCache) {
+	a := m.agents[agent]
+	src := func(yield func([]byte) error) error {
+		var buf []byte
+		return a.refs.each(func(r rowRef) error {
+			line, err := rr.read(r, buf)
+			if err != nil {
+				return err
+			}
+			buf = line
+			stripped, err := stripHeavy(gjson.ParseBytes(line))
+			if err != nil {
+				return err
+			}
+			return yield(stripped)
+		})
+	}
+	if a.sorted {
+		src = func(yield func([]byte) error) error {
+			return m.each(func(_ int, _ *lineReader, name string, row gjson.Result) error {
+				if name != agent {
+					return nil
+				}
+				stripped, err := stripHeavy(row)
+				if err != nil {
+					return err
+				}
+				return yield(stripped)
+			})
+		}
+	}
+	c := &rowCache{dir: dir, src: src}
+	return AggregateInput{each: c.each, read: src, dir: dir}, c
+}
+
+// rowCache is a reading of rows kept in a temporary file once it has been
+// read to its end.
+type rowCache struct {
+	dir  string
+	src  func(yield func([]byte) error) error
+	f    *os.File
+	size int64
+	done bool
+}
+
+func (c *rowCache) each(yield func([]byte) error) error {
+	if c.done {
+		lr := newLineReader(io.NewSectionReader(c.f, 0, c.size), c.f.Name())
+		for {
+			line, err := lr.Next()
+			if err == io.EOF {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if err := yield(line[:len(line)-1]); err != nil {
+				return err
+			}
+		}
+	}
+	if c.f == nil {
+		f, err := os.CreateTemp(c.dir, ".aggregate-rows-*.jsonl")
+		if err != nil {
+			return err
+		}
+		// Unlinked at once where the system allows it, so that nothing is
+		// left behind however the process ends.
+		os.Remove(f.Name())
+		c.f = f
+	}
+	// A reading cut short leaves an incomplete copy: the next starts over.
+	if _, err := c.f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(c.f, 64<<10)
+	var size int64
+	err := c.src(func(row []byte) error {
+		w.Write(row)
+		if err := w.WriteByte('\n'); err != nil {
+			return err
+		}
+		size += int64(len(row)) + 1
+		return yield(row)
+	})
+	if err == nil {
+		err = w.Flush()
+	}
+	if err != nil {
+		return err
+	}
+	c.size, c.done = size, true
+	return nil
+}
+
+func (c *rowCache) close() {
+	if c.f != nil {
+		c.f.Close()
+		os.Remove(c.f.Name())
+	}
+}
+
 // aggregateOne streams one agent's reply into a temporary file and finds
 // where its top-level values are.
-func aggregateOne(ctx context.Context, agg Aggregator, agent string, rr *rowReader, rs []rowRef, dir string) (*os.File, *topLevel, error) {
-	body := func() io.ReadCloser {
-		pr, pw := io.Pipe()
-		go func() {
-			w := bufio.NewWriterSize(pw, 64<<10)
-			w.WriteString(`{"verify_responses":[`)
-			var buf []byte
-			for i, r := range rs {
-				line, err := rr.read(r, buf)
-				if err != nil {
-					pw.CloseWithError(err)
-					return
-				}
-				buf = line
-				stripped, err := stripHeavy(gjson.ParseBytes(line))
-				if err != nil {
-					pw.CloseWithError(err)
-					return
-				}
-				if i > 0 {
-					w.WriteByte(',')
-				}
-				if _, err := w.Write(stripped); err != nil {
-					return
-				}
-			}
-			w.WriteString("]}")
-			pw.CloseWithError(w.Flush())
-		}()
-		return pr
-	}
+func aggregateOne(ctx context.Context, agg Aggregator, agent string, in AggregateInput, dir string) (*os.File, *topLevel, error) {
 	reply, err := os.CreateTemp(dir, ".aggregate-*.json")
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := agg.AggregateMetrics(ctx, agent, body, reply); err != nil {
+	if err := agg.AggregateMetrics(ctx, agent, in, reply); err != nil {
 		return reply, nil, err
 	}
 	if _, err := reply.Seek(0, io.SeekStart); err != nil {
@@ -365,23 +582,26 @@ func less(a, b key) bool {
 
 // MergeShards writes the rollouts of every file into one, sorted by (task,
 // rollout), compact, as `gym eval aggregate` merges the shards of a split
-// run. Only each rollout's position is held while sorting.
+// run. Only rollouts' positions are held while sorting, and no more of
+// them than a refSorter holds.
 func MergeShards(paths []string, output string) (int, error) {
-	var refs []rowRef
+	refs := newRefSorter(filepath.Dir(output))
+	defer refs.close()
 	for i, p := range paths {
 		err := eachRow(p, func(lr *lineReader, row gjson.Result) error {
 			k, ok := rowKey(row)
 			if !ok {
 				return lr.errorf("the rollout has no %s and %s to sort it by", TaskIndexKey, RolloutIndexKey)
 			}
-			refs = append(refs, rowRef{k, i, lr.Start, lr.Size})
-			return nil
+			return refs.add(rowRef{k, i, lr.Start, lr.Size})
 		})
 		if err != nil {
 			return 0, err
 		}
 	}
-	sort.SliceStable(refs, func(i, j int) bool { return less(refs[i].k, refs[j].k) })
+	if err := refs.finish(); err != nil {
+		return 0, err
+	}
 	rr, err := openRows(paths)
 	if err != nil {
 		return 0, err
@@ -389,8 +609,8 @@ func MergeShards(paths []string, output string) (int, error) {
 	defer rr.Close()
 	var buf bytes.Buffer
 	var line []byte
-	return len(refs), jsonl.WriteFileAtomic(output, func(w *bufio.Writer) error {
-		for _, r := range refs {
+	return refs.n, jsonl.WriteFileAtomic(output, func(w *bufio.Writer) error {
+		return refs.each(func(r rowRef) error {
 			line, err = rr.read(r, line)
 			if err != nil {
 				return err
@@ -400,10 +620,8 @@ func MergeShards(paths []string, output string) (int, error) {
 				return err
 			}
 			buf.WriteByte('\n')
-			if _, err := w.Write(buf.Bytes()); err != nil {
-				return err
-			}
-		}
-		return nil
+			_, err := w.Write(buf.Bytes())
+			return err
+		})
 	})
 }

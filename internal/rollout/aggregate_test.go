@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -56,5 +57,29 @@ func TestReadMetricsRowsAcceptsARolloutWithoutReward(t *testing.T) {
 	}
 	if rows, err := ReadMetricsRows(path); err != nil || rows.Rows() != 1 {
 		t.Fatalf("rows %v, err %v", rows, err)
+	}
+}
+
+// Rollouts already in (task, rollout) order are not located one by one:
+// nothing per rollout is held for them. Out of order, they are.
+func TestReadMetricsRowsLocatesOnlyRowsOutOfOrder(t *testing.T) {
+	dir := t.TempDir()
+	row := func(agent string, task, rollout int) string {
+		return `{"agent_ref":{"name":"` + agent + `"},"_ng_task_index":` + strconv.Itoa(task) + `,"_ng_rollout_index":` + strconv.Itoa(rollout) + `,"reward":1}` + "\n"
+	}
+	// a is in order across both files (a repeated key too); b is not.
+	first := writeFile(t, dir, "0.jsonl", row("a", 0, 0)+row("b", 3, 0)+row("a", 0, 1)+row("b", 1, 0))
+	second := writeFile(t, dir, "1.jsonl", row("a", 0, 1)+row("a", 2, 0)+row("b", 5, 0))
+	rows, err := ReadMetricsRows(first, second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := rows.agents["a"], rows.agents["b"]
+	defer rows.Close()
+	if !a.sorted || a.refs != nil || a.n != 4 || a.first != (key{0, 0}) {
+		t.Errorf("a: %+v, want 4 rollouts in order and none located", *a)
+	}
+	if b.sorted || b.refs == nil || b.refs.n != 3 || b.n != 3 || b.first != (key{1, 0}) {
+		t.Errorf("b: %+v, want 3 rollouts located, the first (1, 0)", *b)
 	}
 }

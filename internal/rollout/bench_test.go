@@ -4,12 +4,19 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/metrics"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/nemo-gym-go/gym/internal/resources"
 )
 
 // BenchmarkMaterialize: rows materialized per second, with an override
@@ -83,8 +90,8 @@ func (discard) Write(p []byte) (int, error) { return len(p), nil }
 // countingAggregator reads the whole body and answers with its row count.
 type countingAggregator struct{}
 
-func (countingAggregator) AggregateMetrics(_ context.Context, _ string, body func() io.ReadCloser, reply io.Writer) error {
-	rc := body()
+func (countingAggregator) AggregateMetrics(_ context.Context, _ string, in AggregateInput, reply io.Writer) error {
+	rc := in.Body()
 	defer rc.Close()
 	data, err := io.ReadAll(rc)
 	if err != nil {
@@ -93,4 +100,101 @@ func (countingAggregator) AggregateMetrics(_ context.Context, _ string, body fun
 	n := len(gjson.GetBytes(data, "verify_responses").Array())
 	_, err = fmt.Fprintf(reply, `{"agent_metrics":{"n":%d},"key_metrics":{"n":%d},"group_level_metrics":[]}`, n, n)
 	return err
+}
+
+// BenchmarkAggregateMemory: `gym eval aggregate`'s work (merge four shards
+// written out of order, then the metrics of a Go resources server, without
+// hooks or with a compute_metrics hook) over recorded rollouts, each made
+// distinct; reports the peak of the heap (live and not yet collected),
+// sampled every millisecond, in bytes per rollout and in MiB, which
+// without hooks must not grow with the rollouts.
+func BenchmarkAggregateMemory(b *testing.B) {
+	recorded, err := os.ReadFile("../../resources_servers/example_single_tool_call/data/example_rollouts.jsonl")
+	if err != nil {
+		b.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(recorded)), "\n")
+	verify := func(context.Context, *resources.VerifyRequest) (*resources.Verdict, error) {
+		return &resources.Verdict{}, nil
+	}
+	plain, err := resources.Handler(resources.Options{Verify: verify})
+	if err != nil {
+		b.Fatal(err)
+	}
+	// mcqa's and math_with_judge's compute_metrics hook, which needs every
+	// rollout at once.
+	hooked, err := resources.Handler(resources.Options{Verify: verify, Metrics: resources.MetricsHooks{
+		ComputeMetrics: func(tasks [][]resources.Rollout) *resources.Metrics {
+			return resources.PassMajorityMetrics(tasks, nil, "extracted_answer")
+		},
+	}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		h    http.Handler
+		n    int
+	}{{"plain", plain, 10000}, {"plain", plain, 100000}, {"hooks", hooked, 10000}, {"hooks", hooked, 100000}} {
+		h, n := c.h, c.n
+		b.Run(c.name+"/"+strconv.Itoa(n), func(b *testing.B) {
+			dir := b.TempDir()
+			var shards [4]strings.Builder
+			for i := n - 1; i >= 0; i-- {
+				task := i / 4
+				row := `{"agent_ref":{"name":"agent"},"_ng_task_index":` + strconv.Itoa(task) + `,"_ng_rollout_index":` + strconv.Itoa(i%4) +
+					`,"id":` + strconv.Itoa(i) + `,"extracted_answer":"` + string(rune('A'+i%3)) + `",` + lines[i%len(lines)][1:]
+				shards[task%4].WriteString(row + "\n")
+			}
+			var files []string
+			for i := range shards {
+				files = append(files, writeFile(b, dir, "shard_"+strconv.Itoa(i)+".jsonl", shards[i].String()))
+			}
+			output := filepath.Join(dir, "all.jsonl")
+			b.ResetTimer()
+			var peak uint64
+			for range b.N {
+				runtime.GC()
+				stop := sampleHeap(&peak)
+				if _, err := MergeShards(files, output); err != nil {
+					b.Fatal(err)
+				}
+				rows, err := ReadMetricsRows(output)
+				if err != nil {
+					b.Fatal(err)
+				}
+				agg := InProcess{Handler: func(string) (http.Handler, error) { return h, nil }}
+				if _, err := WriteAggregateMetrics(context.Background(), rows, agg, PathsFor(output).Metrics, discard{}); err != nil {
+					b.Fatal(err)
+				}
+				rows.Close()
+				stop()
+			}
+			b.ReportMetric(float64(peak)/float64(n), "peak-heap-B/row")
+			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*n), "µs/row")
+		})
+	}
+}
+
+// sampleHeap records the largest live heap (runtime/metrics' heap objects)
+// into peak until the returned stop is called.
+func sampleHeap(peak *uint64) (stop func()) {
+	done, finished := make(chan struct{}), make(chan struct{})
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		for {
+			metrics.Read(sample)
+			*peak = max(*peak, sample[0].Value.Uint64())
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
 }

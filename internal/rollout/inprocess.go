@@ -73,6 +73,14 @@ func resourcesServerOf(res *config.Result, agent string) (*config.Instance, stri
 // statistics and no benchmark-specific metrics.
 type baselineMetrics struct{}
 
+func (baselineMetrics) AggregateRows(rows func(yield func(row []byte) error) error, dir string, w io.Writer) error {
+	if err := resources.AggregateRows(rows, resources.MetricsHooks{}, dir, w); err != nil {
+		// As ServeHTTP answers it.
+		return &answered{http.StatusInternalServerError, err.Error()}
+	}
+	return nil
+}
+
 func (baselineMetrics) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		VerifyResponses []json.RawMessage `json:"verify_responses"`

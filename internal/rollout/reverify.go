@@ -389,6 +389,7 @@ func (p *ReverifyPlan) Run(ctx context.Context) (*ReverifySummary, error) {
 		if err != nil {
 			return sum, err
 		}
+		defer rows.Close()
 		if rows.Rows() > 0 {
 			agg, err := p.aggregator(paths.Output)
 			if err != nil {

@@ -172,6 +172,7 @@ func Run(ctx context.Context, o RunOptions) (*RunResult, error) {
 		if err != nil {
 			return res, err
 		}
+		defer rows.Close()
 		if rows.Rows() > 0 {
 			if res.Metrics, err = WriteAggregateMetrics(ctx, rows, o.Aggregator, p.Metrics, o.Out); err != nil {
 				return res, err
