@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nemo-gym-go/gym/internal/jsonl"
 	"github.com/tidwall/gjson"
 )
 
@@ -132,7 +133,7 @@ func ExportATIF(rolloutsPath, outDir string, o ATIFOptions) (int, error) {
 			problems = append(problems, fmt.Sprintf("line %d: a blank line is not a rollout", line))
 			continue
 		}
-		if !gjson.ValidBytes(row) || !gjson.ParseBytes(row).IsObject() {
+		if !jsonl.Valid(row) || !gjson.ParseBytes(row).IsObject() {
 			problems = append(problems, fmt.Sprintf("line %d: not a JSON object", line))
 			continue
 		}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"reflect"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -100,4 +101,15 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Add([]byte(`{"response":{"usage":{"input_tokens":1}},"response":{}}`))
 	f.Fuzz(func(t *testing.T, raw []byte) { sameDecoding(t, raw) })
+}
+
+// Nesting past encoding/json's limit is an unreadable record, as it was,
+// and ten million levels are no stack overflow.
+func TestDecodeDeepNesting(t *testing.T) {
+	for _, depth := range []int{10001, 10_000_000} {
+		raw := []byte(`{"ng_trajectory":` + strings.Repeat("[", depth) + strings.Repeat("]", depth) + `}`)
+		if m, err := decode(raw); m != nil || err != "JSONDecodeError" {
+			t.Errorf("depth %d: %v, %q", depth, m != nil, err)
+		}
+	}
 }

@@ -26,6 +26,7 @@ import (
 	"unsafe"
 
 	"github.com/nemo-gym-go/gym/internal/config/tree"
+	"github.com/nemo-gym-go/gym/internal/jsonl"
 	"github.com/tidwall/gjson"
 )
 
@@ -142,7 +143,7 @@ func trimASCII(b []byte) []byte { return bytes.Trim(b, " \t\n\r\x0b\x0c") }
 // skipped, never built into maps.
 func decode(raw []byte) (map[string]any, string) {
 	raw = trimASCII(raw)
-	if !utf8.Valid(raw) || !gjson.ValidBytes(raw) {
+	if !utf8.Valid(raw) || !jsonl.Valid(raw) {
 		return nil, "JSONDecodeError"
 	}
 	// Read in place: value copies out every string it keeps.

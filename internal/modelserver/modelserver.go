@@ -29,6 +29,7 @@ import (
 
 	"github.com/nemo-gym-go/gym/internal/capture"
 	"github.com/nemo-gym-go/gym/internal/config/tree"
+	"github.com/nemo-gym-go/gym/internal/jsonl"
 	"github.com/nemo-gym-go/gym/internal/openai"
 	"github.com/nemo-gym-go/gym/internal/server"
 )
@@ -207,7 +208,7 @@ func readObject(r *http.Request) (body []byte, checked bool, err error) {
 	if err != nil {
 		return nil, false, fmt.Errorf("reading the request body: %w", err)
 	}
-	if isObject(body) && gjson.ValidBytes(body) {
+	if isObject(body) && jsonl.Valid(body) {
 		return body, true, nil
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))

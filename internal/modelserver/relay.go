@@ -9,6 +9,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/nemo-gym-go/gym/internal/jsonl"
 	"github.com/nemo-gym-go/gym/internal/openai"
 )
 
@@ -159,7 +160,7 @@ func (h *handler) relayEvents(w io.Writer, r *http.Request, rc *http.ResponseCon
 			// A last event without its blank line ends the stream if it is
 			// whole: its data a JSON value or [DONE], not a line cut off.
 			name, data := sseFields(rest)
-			done = (bytes.Equal(bytes.TrimSpace(data), doneData) || gjson.ValidBytes(data)) && end.terminal(name, data)
+			done = (bytes.Equal(bytes.TrimSpace(data), doneData) || jsonl.Valid(data)) && end.terminal(name, data)
 		}
 		if done {
 			if err == io.EOF && len(rest) > 0 {

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/nemo-gym-go/gym/internal/jsonl"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 )
@@ -504,7 +505,7 @@ func toolUseBlock(blocks *array, item gjson.Result, where string) error {
 	input := "{}"
 	if s := strings.TrimSpace(args.Str); s != "" {
 		v := gjson.Parse(s)
-		if !gjson.Valid(s) || !v.IsObject() {
+		if !jsonl.ValidString(s) || !v.IsObject() {
 			return &InvalidError{Field: where + ".arguments", Reason: "Anthropic tool_use input must be a JSON object"}
 		}
 		input = s

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/nemo-gym-go/gym/internal/jsonl"
 	"github.com/tidwall/gjson"
 )
 
@@ -16,7 +17,7 @@ import (
 // payload validates first; otherwise garbage would come out as a
 // well-formed but wrong request.
 func parseObject(data []byte, what string) (gjson.Result, error) {
-	if !gjson.ValidBytes(data) {
+	if !jsonl.Valid(data) {
 		return gjson.Result{}, &InvalidError{Reason: what + " is not valid JSON"}
 	}
 	r := gjson.ParseBytes(data)

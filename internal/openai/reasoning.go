@@ -1,6 +1,10 @@
 package openai
 
-import "github.com/tidwall/gjson"
+import (
+	"github.com/tidwall/gjson"
+
+	"github.com/nemo-gym-go/gym/internal/jsonl"
+)
 
 // Some Responses-compatible providers put a reasoning item's text in a
 // content part typed `output_text`, which only message items may carry, so
@@ -31,7 +35,7 @@ func FixProviderReasoning(resp []byte) []byte {
 		edits = appendReasoningFixes(edits, item)
 		return true
 	})
-	if len(edits) == 0 || !gjson.ValidBytes(resp) {
+	if len(edits) == 0 || !jsonl.Valid(resp) {
 		return resp
 	}
 	return splice(resp, edits)
@@ -40,7 +44,7 @@ func FixProviderReasoning(resp []byte) []byte {
 // FixReasoningItem applies the fix to one output item, as carried by a
 // `response.output_item.added`/`.done` event.
 func FixReasoningItem(item []byte) []byte {
-	if !gjson.ValidBytes(item) {
+	if !jsonl.Valid(item) {
 		return item
 	}
 	return splice(item, appendReasoningFixes(nil, gjson.ParseBytes(item)))
@@ -50,7 +54,7 @@ func FixReasoningItem(item []byte) []byte {
 // as carried by a `response.content_part.added`/`.done` event; the caller
 // knows from the event's output_index that the part belongs to reasoning.
 func FixReasoningPart(part []byte) []byte {
-	if !gjson.ValidBytes(part) {
+	if !jsonl.Valid(part) {
 		return part
 	}
 	p := gjson.ParseBytes(part)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 
+	"github.com/nemo-gym-go/gym/internal/jsonl"
 	"github.com/tidwall/gjson"
 )
 
@@ -18,7 +19,7 @@ func IsStreaming(body []byte) bool {
 // or adds it at the end when the request has none. The model server's
 // configured model always wins over the client's.
 func SetModel(body []byte, model string) ([]byte, error) {
-	if !gjson.ValidBytes(body) {
+	if !jsonl.Valid(body) {
 		return nil, &InvalidError{Reason: "request body is not valid JSON"}
 	}
 	if !startsObject(body) {

@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"github.com/nemo-gym-go/gym/internal/jsonl"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 )
@@ -59,7 +60,7 @@ func ParseResponsesUsage(usageJSON []byte) Usage { return parseUsage(usageJSON, 
 func ParseChatUsage(usageJSON []byte) Usage { return parseUsage(usageJSON, chatUsageFields) }
 
 func parseUsage(usageJSON []byte, f usageFields) Usage {
-	if !gjson.ValidBytes(usageJSON) {
+	if !jsonl.Valid(usageJSON) {
 		return Usage{}
 	}
 	u := gjson.ParseBytes(usageJSON)

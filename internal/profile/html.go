@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/nemo-gym-go/gym/internal/jsonl"
 	"github.com/tidwall/gjson"
 )
 
@@ -51,7 +52,7 @@ func WriteHTML(w io.Writer, rolloutsPath string) error {
 		if len(strings.TrimSpace(sc.Text())) == 0 {
 			continue
 		}
-		if !gjson.ValidBytes(sc.Bytes()) {
+		if !jsonl.Valid(sc.Bytes()) {
 			return &Error{Msg: fmt.Sprintf("%s line %d: not JSON", rolloutsPath, line)}
 		}
 		r := gjson.ParseBytes(sc.Bytes())

@@ -444,7 +444,7 @@ func (lr *lineReader) object(line []byte) (members, error) {
 		return m, &Error{Kind: BadRow, Path: lr.Path, Line: lr.Line, Msg: fmt.Sprintf(
 			"Malformed JSON in '%s' at line %d: the line is blank", lr.Path, lr.Line)}
 	}
-	if !gjson.ValidBytes(line) {
+	if !jsonl.Valid(line) {
 		reason := "invalid JSON"
 		var v json.RawMessage
 		if err := json.Unmarshal(bytes.TrimRight(line, "\r\n"), &v); err != nil {

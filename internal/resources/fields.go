@@ -9,6 +9,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/nemo-gym-go/gym/internal/jsonl"
 	"github.com/nemo-gym-go/gym/internal/server"
 )
 
@@ -69,7 +70,7 @@ func ValidateFields(body json.RawMessage, specs []FieldSpec) (map[string]json.Ra
 // read with one validating scan and one walk instead of encoding/json's
 // reflection over the whole body.
 func decodeObject(body json.RawMessage) (map[string]json.RawMessage, error) {
-	if !gjson.ValidBytes(body) {
+	if !jsonl.Valid(body) {
 		return nil, notAnObject(body)
 	}
 	return decodeValidObject(body)

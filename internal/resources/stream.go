@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 
+	"github.com/nemo-gym-go/gym/internal/jsonl"
 	"github.com/tidwall/gjson"
 )
 
@@ -313,7 +314,7 @@ func (s *rowStats) write(rows func(yield func(row []byte) error) error, hooks Me
 // parseVerifyResponse checks one /aggregate_metrics input as Aggregate
 // does and returns its members and indices.
 func (p *profiler) parseVerifyResponse(i int, raw []byte) (fields, int64, int64, error) {
-	if !gjson.ValidBytes(raw) {
+	if !jsonl.Valid(raw) {
 		return nil, 0, 0, fmt.Errorf("verify_responses[%d] is not valid JSON", i)
 	}
 	res := gjson.ParseBytes(raw)

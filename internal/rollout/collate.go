@@ -255,7 +255,7 @@ func collateFile(ctx context.Context, lr *lineReader, prompt *Prompt, ref []byte
 		if len(bytes.TrimSpace(raw)) == 0 {
 			continue
 		}
-		if !gjson.ValidBytes(raw) || !gjson.ParseBytes(raw).IsObject() {
+		if !jsonl.Valid(raw) || !gjson.ParseBytes(raw).IsObject() {
 			return lr.errorf("Malformed JSON in '%s' at line %d: %s", lr.Path, lr.Line, jsonError(raw))
 		}
 		row := bytes.Clone(raw)

@@ -508,7 +508,7 @@ var identityKeys = [...]string{TaskIndexKey, RolloutIndexKey, AgentRefKey, Skill
 // the end, in identityKeys' order. One pass over the compacted result
 // builds the line; it used to be rewritten once per key.
 func stamp(result []byte, row gjson.Result) ([]byte, error) {
-	if !gjson.ValidBytes(result) {
+	if !jsonl.Valid(result) {
 		return nil, errors.New(jsonError(result))
 	}
 	compact := compactValid(make([]byte, 0, len(result)), result)

@@ -6,9 +6,8 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/nemo-gym-go/gym/internal/config"
+	"github.com/nemo-gym-go/gym/internal/jsonl"
 	"github.com/nemo-gym-go/gym/internal/resources"
 	"github.com/nemo-gym-go/gym/internal/server"
 )
@@ -92,7 +91,7 @@ func (baselineMetrics) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	m, err := resources.Aggregate(body.VerifyResponses, resources.MetricsHooks{})
 	if err == nil {
 		var out []byte
-		if out, err = json.Marshal(m); err == nil && gjson.ValidBytes(out) {
+		if out, err = json.Marshal(m); err == nil && jsonl.Valid(out) {
 			w.Header().Set("Content-Type", "application/json")
 			w.Write(out)
 			return

@@ -179,7 +179,7 @@ func (m *materializer) row(lr *lineReader, line []byte, w io.Writer) error {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return lr.errorf("Malformed JSON in '%s' at line %d: the line is blank", lr.Path, lr.Line)
 	}
-	if !gjson.ValidBytes(raw) {
+	if !jsonl.Valid(raw) {
 		return lr.errorf("Malformed JSON in '%s' at line %d: %s", lr.Path, lr.Line, jsonError(raw))
 	}
 	// JSON text is UTF-8 (RFC 8259); Python's json refuses anything else,
@@ -357,7 +357,7 @@ func addSeed(row []byte, seed int) ([]byte, error) {
 	switch {
 	case existing.IsObject():
 		obj = existing
-	case existing.Type == gjson.String && gjson.Valid(existing.Str) && gjson.Parse(existing.Str).IsObject():
+	case existing.Type == gjson.String && jsonl.ValidString(existing.Str) && gjson.Parse(existing.Str).IsObject():
 		obj = gjson.Parse(existing.Str)
 	case existing.Exists() && existing.Type != gjson.Null:
 		return nil, fmt.Errorf("%s is %s; num_repeats_add_seed needs an object there", path, existing.Raw)

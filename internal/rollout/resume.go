@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/nemo-gym-go/gym/internal/jsonl"
 	"github.com/tidwall/gjson"
 )
 
@@ -160,7 +161,7 @@ func eachRow(path string, fn func(lr *lineReader, row gjson.Result) error) error
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		if !gjson.ValidBytes(line) {
+		if !jsonl.Valid(line) {
 			return lr.errorf("Malformed JSON in '%s' at line %d: %s", path, lr.Line, jsonError(line))
 		}
 		if err := fn(lr, gjson.ParseBytes(line)); err != nil {

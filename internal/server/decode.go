@@ -10,7 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/tidwall/gjson"
+	"github.com/nemo-gym-go/gym/internal/jsonl"
 )
 
 // ValidationError is a request that failed validation. Handle answers it
@@ -71,7 +71,7 @@ func DecodeJSON(r *http.Request, v any) error {
 	// Raw targets are the common case (servers keep bodies as raw JSON);
 	// a validity scan is much cheaper than decoding into a RawMessage,
 	// which re-scans and copies.
-	if raw, ok := v.(*json.RawMessage); ok && gjson.ValidBytes(body) {
+	if raw, ok := v.(*json.RawMessage); ok && jsonl.Valid(body) {
 		*raw = body
 		return nil
 	}

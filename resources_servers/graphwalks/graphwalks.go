@@ -14,6 +14,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/nemo-gym-go/gym/internal/config/tree"
+	"github.com/nemo-gym-go/gym/internal/jsonl"
 	"github.com/nemo-gym-go/gym/internal/resources"
 	"github.com/nemo-gym-go/gym/internal/server"
 )
@@ -94,7 +95,7 @@ func ParseNodeList(text string) (nodes []string, failed bool) {
 // objects (unhashable), gives the empty set.
 func ExpectedNodes(expected string) map[string]bool {
 	set := map[string]bool{}
-	if !gjson.Valid(expected) {
+	if !jsonl.ValidString(expected) {
 		return set
 	}
 	v := gjson.Parse(expected)

@@ -21,6 +21,7 @@ import (
 	"github.com/tidwall/sjson"
 
 	"github.com/nemo-gym-go/gym/internal/config/tree"
+	"github.com/nemo-gym-go/gym/internal/jsonl"
 	"github.com/nemo-gym-go/gym/internal/resources"
 	"github.com/nemo-gym-go/gym/internal/server"
 )
@@ -294,7 +295,7 @@ func (m *mathServer) judgeOnce(ctx context.Context, rolloutID, question, first, 
 		return false, nil, &resources.JudgeError{Err: fmt.Errorf("judge model %s (POST %s): %w", m.judgeName, target, err)}
 	}
 	output := gjson.GetBytes(reply, "output")
-	if !gjson.ValidBytes(reply) || !output.IsArray() || len(output.Array()) == 0 {
+	if !jsonl.Valid(reply) || !output.IsArray() || len(output.Array()) == 0 {
 		return false, nil, &resources.JudgeError{Err: fmt.Errorf("judge model %s (POST %s) answered without output items: %.200s", m.judgeName, target, reply)}
 	}
 	evaluation := resources.NewMetrics()

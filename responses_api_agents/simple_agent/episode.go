@@ -15,6 +15,7 @@ import (
 	"github.com/tidwall/sjson"
 
 	"github.com/nemo-gym-go/gym/internal/agent"
+	"github.com/nemo-gym-go/gym/internal/jsonl"
 	"github.com/nemo-gym-go/gym/internal/openai"
 	"github.com/nemo-gym-go/gym/internal/server"
 )
@@ -262,7 +263,7 @@ type toolCall struct {
 // matters to the loop: an object whose output is a list of typed items,
 // function calls with a name, call_id and arguments.
 func parseTurn(body []byte) (turn, error) {
-	if !gjson.ValidBytes(body) {
+	if !jsonl.Valid(body) {
 		return turn{}, errors.New("not JSON")
 	}
 	v := gjson.ParseBytes(body)

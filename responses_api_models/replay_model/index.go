@@ -17,6 +17,7 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
+	"github.com/nemo-gym-go/gym/internal/jsonl"
 	"github.com/nemo-gym-go/gym/internal/openai"
 )
 
@@ -92,7 +93,7 @@ func (idx *index) loadFile(ctx context.Context, path, model string, loadedAt int
 // add indexes one rollout line: each turn of its output under the key of
 // everything before that turn.
 func (idx *index) add(line []byte, source, model string, loadedAt int64) error {
-	if !gjson.ValidBytes(line) {
+	if !jsonl.Valid(line) {
 		return fmt.Errorf("%s: not valid JSON", source)
 	}
 	root := gjson.ParseBytes(line)

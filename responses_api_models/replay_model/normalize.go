@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/nemo-gym-go/gym/internal/jsonl"
 	"github.com/tidwall/gjson"
 )
 
@@ -154,7 +155,7 @@ func writeItem(h *maphash.Hash, item gjson.Result) {
 // of content parts (a tool's rich output) as parts.
 func writePayload(h *maphash.Hash, v gjson.Result) {
 	switch {
-	case v.Type == gjson.String && gjson.Valid(v.Str):
+	case v.Type == gjson.String && jsonl.ValidString(v.Str):
 		h.WriteByte('j')
 		writeCanonical(h, gjson.Parse(v.Str))
 	case v.Type == gjson.String:
