@@ -30,22 +30,11 @@ func shallow(b []byte) bool {
 	for i := 0; i < len(b); i++ {
 		switch b[i] {
 		case '"':
-			for j := i + 1; ; {
-				k := bytes.IndexByte(b[j:], '"')
-				if k < 0 {
-					return true // unterminated: gjson says no
-				}
-				j += k
-				backslashes := 0
-				for p := j - 1; p > i && b[p] == '\\'; p-- {
-					backslashes++
-				}
-				if backslashes%2 == 0 {
-					i = j
-					break
-				}
-				j++
+			end := StringEnd(b, i)
+			if end > len(b) {
+				return true // unterminated: gjson says no
 			}
+			i = end - 1
 		case '[', '{':
 			if depth++; depth > MaxDepth {
 				return false
@@ -55,4 +44,25 @@ func shallow(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// StringEnd is the index just past the JSON string that opens at
+// b[open], found with bytes.IndexByte rather than a byte at a time
+// (strings are most of a rollout); len(b)+1 when it does not close.
+func StringEnd(b []byte, open int) int {
+	for j := open + 1; ; {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return len(b) + 1
+		}
+		j += k
+		backslashes := 0
+		for p := j - 1; p > open && b[p] == '\\'; p-- {
+			backslashes++
+		}
+		if backslashes%2 == 0 {
+			return j + 1
+		}
+		j++
+	}
 }
