@@ -5,7 +5,10 @@
 # example_rollouts.jsonl), and bench/rundriver drives the agent's /run with
 # the 5 example rows at 64 and 256 concurrent clients, DURATION (10s) each.
 # Every rollout is a full one: seed_session, two model calls and a
-# get_weather call for three of the five rows, verify.
+# get_weather call for three of the five rows, verify. Each server's CPU per
+# 1000 rollouts and peak RSS follow, then the floor: bench/floor's trivial
+# Go servers making the same exchanges, in as many processes, driven the
+# same way.
 #
 # CAPTURE=1 turns on model-call capture (observability_enabled): every
 # model call is then appended to its rollout's capture file, one new file
@@ -13,7 +16,8 @@
 # it on tmpfs, e.g. /dev/shm/calls, to see the cost without the disk's).
 # CONCURRENCY (default "64 256") and DURATION change the levels; KEEP=1 keeps
 # the work directory (the servers' log is start.log there). GOGC or GOMEMLIMIT in
-# the environment reach every server (GOGC=400 gave 10-15% more on a 2-CPU VM).
+# the environment reach every server: a GOGC turns off the servers' own GC
+# budget (GOGC=100 measures Go's default).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
