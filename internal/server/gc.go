@@ -49,12 +49,15 @@ func startGCBudget(budget uint64, setGCPercent func(int) int) (stop func()) {
 	t.adjust()
 	t.arm()
 	return func() {
+		t.mu.Lock()
+		defer t.mu.Unlock()
 		t.stopped.Store(true)
 		setGCPercent(before)
 	}
 }
 
 type gcTuner struct {
+	mu      sync.Mutex // an adjust racing stop must not set GOGC after it
 	budget  uint64
 	percent int
 	live    []metrics.Sample
@@ -79,8 +82,9 @@ func (t *gcTuner) arm() {
 }
 
 // adjust sets GOGC from the live heap the last collection found.
-// Finalizers run one at a time, so t needs no lock.
 func (t *gcTuner) adjust() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	metrics.Read(t.live)
 	if percent := gcPercentFor(t.live[0].Value.Uint64(), t.budget); percent != t.percent && !t.stopped.Load() {
 		t.set(percent)
