@@ -13,26 +13,6 @@ import (
 // Section is the config reader every Go server shares.
 type Section = server.Section
 
-// laxBool is Pydantic's lax boolean.
-func laxBool(n *tree.Node) (bool, bool) {
-	switch n.Kind {
-	case tree.Bool:
-		return n.Bool, true
-	case tree.Int:
-		if n.Int == 0 || n.Int == 1 {
-			return n.Int == 1, true
-		}
-	case tree.String:
-		switch strings.ToLower(strings.TrimSpace(n.Str)) {
-		case "1", "true", "t", "yes", "y", "on":
-			return true, true
-		case "0", "false", "f", "no", "n", "off":
-			return false, true
-		}
-	}
-	return false, false
-}
-
 func describe(n *tree.Node) string {
 	if n == nil {
 		return "nothing"
@@ -93,7 +73,7 @@ func globalFlag(global, n *tree.Node, path string) (bool, error) {
 	if n == nil || n.Kind == tree.Null {
 		return false, nil
 	}
-	if b, ok := laxBool(n); ok {
+	if b, ok := server.LaxBool(n); ok {
 		return b, nil
 	}
 	return false, fmt.Errorf("%s: a boolean is required, got %s", path, describe(n))

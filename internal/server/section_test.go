@@ -19,3 +19,28 @@ func TestJSONObjectKeepsIntegersOfAnySize(t *testing.T) {
 		t.Errorf("got %s, want %s", got, want)
 	}
 }
+
+// Booleans are read as pydantic's lax mode reads them: 0.0 and 1.0 too
+// (nemo-gym's pydantic, asked in the oracle root, takes them and refuses
+// 2.0 and 1.5).
+func TestBoolIsPydanticsLaxBool(t *testing.T) {
+	for text, want := range map[string]any{
+		"true": true, "1": true, "1.0": true, "0.0": false, "'yes'": true, "' off '": false,
+		"2": nil, "2.0": nil, "1.5": nil, "maybe": nil,
+	} {
+		node, err := config.ParseChildConfig("flag: " + text + "\n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Section{Instance: "m", Node: node}.Bool("flag", false)
+		if want == nil {
+			if err == nil {
+				t.Errorf("flag: %s read as %v, want an error", text, got)
+			}
+			continue
+		}
+		if err != nil || got != want {
+			t.Errorf("flag: %s read as %v, %v; want %v", text, got, err, want)
+		}
+	}
+}

@@ -10,6 +10,7 @@ package workload
 import (
 	"errors"
 	"fmt"
+	"github.com/nemo-gym-go/gym/internal/server"
 	"math"
 	"os"
 	"regexp"
@@ -425,34 +426,11 @@ func (o *object) boolean(field string, def bool) bool {
 	if n == nil {
 		return def
 	}
-	if b, ok := laxBool(n); ok {
+	if b, ok := server.LaxBool(n); ok {
 		return b
 	}
 	o.fail(field, "Input should be a valid boolean")
 	return def
-}
-
-func laxBool(n *tree.Node) (value, ok bool) {
-	switch n.Kind {
-	case tree.Bool:
-		return n.Bool, true
-	case tree.Int:
-		if n.Int == 0 || n.Int == 1 {
-			return n.Int == 1, true
-		}
-	case tree.Float:
-		if n.Float == 0 || n.Float == 1 {
-			return n.Float == 1, true
-		}
-	case tree.String:
-		switch strings.ToLower(strings.TrimSpace(n.Str)) {
-		case "1", "on", "t", "true", "y", "yes":
-			return true, true
-		case "0", "off", "f", "false", "n", "no":
-			return false, true
-		}
-	}
-	return false, false
 }
 
 // number is a finite float as pydantic's FiniteFloat reads one.
@@ -558,7 +536,7 @@ func (o *object) reward(field string) Reward {
 	var out Reward
 	if h := n.Get("higher_is_better"); h == nil {
 		r.fail("higher_is_better", "Field required")
-	} else if b, ok := laxBool(h); ok {
+	} else if b, ok := server.LaxBool(h); ok {
 		out.HigherIsBetter = b
 	} else {
 		r.fail("higher_is_better", "Input should be a valid boolean")
