@@ -163,3 +163,15 @@ func globEscape(s string) string {
 	}
 	return b.String()
 }
+
+// SpillFile is a scratch file in dir (named by pattern, as os.CreateTemp
+// names it), unlinked at once where the system allows it, so that nothing
+// is left behind however the process ends; it lives until closed.
+func SpillFile(dir, pattern string) (*os.File, error) {
+	f, err := os.CreateTemp(dir, pattern)
+	if err != nil {
+		return nil, err
+	}
+	os.Remove(f.Name())
+	return f, nil
+}

@@ -78,3 +78,19 @@ func TestWriteFileAtomicHonoursTheUmask(t *testing.T) {
 		t.Errorf("mode %o under umask 077, want 600", mode)
 	}
 }
+
+// A spill file is usable and already gone from its directory.
+func TestSpillFile(t *testing.T) {
+	dir := t.TempDir()
+	f, err := SpillFile(dir, ".spill-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString("x"); err != nil {
+		t.Fatal(err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("%d entries left in the directory", len(entries))
+	}
+}

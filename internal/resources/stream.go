@@ -366,13 +366,10 @@ func (v *valueSpill) add(col, repeat int, x float64) error {
 		return nil
 	}
 	if v.f == nil {
-		f, err := os.CreateTemp(v.dir, ".aggregate-values-*.bin")
+		f, err := jsonl.SpillFile(v.dir, ".aggregate-values-*.bin")
 		if err != nil {
 			return err
 		}
-		// Unlinked at once where the system allows it, so that nothing is
-		// left behind however the process ends.
-		os.Remove(f.Name())
 		v.f = f
 	}
 	if _, err := v.f.WriteAt(t, v.size); err != nil {

@@ -513,13 +513,10 @@ func (c *rowCache) each(yield func([]byte) error) error {
 		}
 	}
 	if c.f == nil {
-		f, err := os.CreateTemp(c.dir, ".aggregate-rows-*.jsonl")
+		f, err := jsonl.SpillFile(c.dir, ".aggregate-rows-*.jsonl")
 		if err != nil {
 			return err
 		}
-		// Unlinked at once where the system allows it, so that nothing is
-		// left behind however the process ends.
-		os.Remove(f.Name())
 		c.f = f
 	}
 	// A reading cut short leaves an incomplete copy: the next starts over.

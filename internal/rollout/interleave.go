@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"bufio"
+	"github.com/nemo-gym-go/gym/internal/jsonl"
 	"io"
 	"os"
 	"path/filepath"
@@ -25,13 +26,8 @@ type spilledLine struct {
 }
 
 func newRoundSpill(output string) (*roundSpill, error) {
-	f, err := os.CreateTemp(filepath.Dir(output), "."+filepath.Base(output)+".rounds-*")
+	f, err := jsonl.SpillFile(filepath.Dir(output), "."+filepath.Base(output)+".rounds-*")
 	if err != nil {
-		return nil, err
-	}
-	// Unlinked at once: the file is gone however the run ends.
-	if err := os.Remove(f.Name()); err != nil {
-		f.Close()
 		return nil, err
 	}
 	return &roundSpill{f: f, w: bufio.NewWriterSize(f, 1<<16)}, nil

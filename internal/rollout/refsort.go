@@ -5,6 +5,7 @@ import (
 	"container/heap"
 	"encoding/binary"
 	"errors"
+	"github.com/nemo-gym-go/gym/internal/jsonl"
 	"io"
 	"os"
 	"slices"
@@ -49,13 +50,10 @@ func (s *refSorter) flush() error {
 		return nil
 	}
 	if s.spill == nil {
-		f, err := os.CreateTemp(s.dir, ".sort-*.bin")
+		f, err := jsonl.SpillFile(s.dir, ".sort-*.bin")
 		if err != nil {
 			return err
 		}
-		// Unlinked at once where the system allows it, so that nothing is
-		// left behind however the process ends.
-		os.Remove(f.Name())
 		s.spill, s.w = f, bufio.NewWriterSize(f, 64<<10)
 	}
 	sortRefs(s.refs)
