@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/nemo-gym-go/gym/internal/agent"
 	"github.com/nemo-gym-go/gym/internal/config/tree"
 	"github.com/nemo-gym-go/gym/internal/server"
 )
@@ -162,9 +163,7 @@ func (r *relay) aggregateMetrics(w http.ResponseWriter, req *http.Request) error
 	if err != nil {
 		return fmt.Errorf("aggregate_metrics: the agent at %s answered %w", r.agentURL, err)
 	}
-	w.Header().Set("Content-Type", "application/json")
-	_, err = w.Write(shaped)
-	return err
+	return agent.WriteJSON(w, shaped)
 }
 
 type metricsField struct {
