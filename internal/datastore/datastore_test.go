@@ -13,6 +13,7 @@ import (
 	"github.com/nemo-gym-go/gym/internal/datastore/gitlabtest"
 	"github.com/nemo-gym-go/gym/internal/hub"
 	"github.com/nemo-gym-go/gym/internal/hub/hubtest"
+	"github.com/nemo-gym-go/gym/internal/jsonl"
 )
 
 // The wanted cards are what huggingface_hub 2.4's DatasetCard printed for
@@ -169,8 +170,8 @@ func TestGitLabResumesAnEarlierRunsPart(t *testing.T) {
 	if err := DownloadGitLab(ctx, g, "ds", "1.0.0", "d.jsonl", dst); err == nil {
 		t.Fatal("a cut download with no retries succeeded")
 	}
-	if fileSize(dst+".part") != 100 {
-		t.Fatalf(".part holds %d bytes", fileSize(dst+".part"))
+	if jsonl.FileSize(dst+".part") != 100 {
+		t.Fatalf(".part holds %d bytes", jsonl.FileSize(dst+".part"))
 	}
 	if err := DownloadGitLab(ctx, g, "ds", "1.0.0", "d.jsonl", dst); err != nil {
 		t.Fatal(err)

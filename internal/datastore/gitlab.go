@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/nemo-gym-go/gym/internal/hub"
+	"github.com/nemo-gym-go/gym/internal/jsonl"
 	"github.com/nemo-gym-go/gym/internal/progress"
 )
 
@@ -224,8 +225,8 @@ func (g *GitLab) UploadArtifact(ctx context.Context, artifactURI, local string) 
 func (g *GitLab) Download(ctx context.Context, u, out string) error {
 	part := out + ".part"
 	return g.retry(ctx, u, func() error {
-		have := fileSize(part)
-		validator := readString(part + ".etag")
+		have := jsonl.FileSize(part)
+		validator := jsonl.ReadString(part + ".etag")
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 		if err != nil {
 			return err
@@ -291,7 +292,7 @@ func (g *GitLab) Download(ctx context.Context, u, out string) error {
 		if copyErr != nil {
 			return hub.Transient{Err: copyErr}
 		}
-		if got := fileSize(part); total >= 0 && got != total {
+		if got := jsonl.FileSize(part); total >= 0 && got != total {
 			return hub.Transient{Err: fmt.Errorf("the download stopped at %d of %d bytes", got, total)}
 		}
 		os.Remove(part + ".etag")
@@ -427,22 +428,6 @@ func redactURL(u string) string {
 
 func (g *GitLab) retry(ctx context.Context, u string, try func() error) error {
 	return hub.Retrier{Retries: g.Retries, Backoff: g.Backoff, Log: g.Log, Service: "gitlab"}.Do(ctx, redactURL(u), try)
-}
-
-func fileSize(p string) int64 {
-	st, err := os.Stat(p)
-	if err != nil {
-		return 0
-	}
-	return st.Size()
-}
-
-func readString(p string) string {
-	b, err := os.ReadFile(p)
-	if err != nil {
-		return ""
-	}
-	return string(b)
 }
 
 func filepathToSlash(p string) string { return strings.ReplaceAll(p, "\\", "/") }

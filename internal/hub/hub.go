@@ -421,7 +421,7 @@ func (c *Client) Download(ctx context.Context, fileURL string) (string, error) {
 		return "", err
 	}
 	defer lock.Close()
-	if m.etag != "" && readString(final+".etag") == m.etag {
+	if m.etag != "" && jsonl.ReadString(final+".etag") == m.etag {
 		if st, err := os.Stat(final); err == nil && (m.size < 0 || st.Size() == m.size) {
 			return final, nil
 		}
@@ -430,7 +430,7 @@ func (c *Client) Download(ctx context.Context, fileURL string) (string, error) {
 		fmt.Fprintf(c.Log, "Downloading %s\n", fileURL)
 	}
 	part := final + ".part"
-	if m.etag == "" || readString(part+".etag") != m.etag {
+	if m.etag == "" || jsonl.ReadString(part+".etag") != m.etag {
 		os.Remove(part)
 	}
 	if err := os.WriteFile(part+".etag", []byte(m.etag), 0o644); err != nil {
@@ -441,7 +441,7 @@ func (c *Client) Download(ctx context.Context, fileURL string) (string, error) {
 	}
 	if m.size >= 0 {
 		if st, err := os.Stat(part); err != nil || st.Size() != m.size {
-			return "", fmt.Errorf("%s: downloaded %d bytes, the Hub announced %d", fileURL, fileSize(part), m.size)
+			return "", fmt.Errorf("%s: downloaded %d bytes, the Hub announced %d", fileURL, jsonl.FileSize(part), m.size)
 		}
 	}
 	if m.sha256 != "" {
@@ -529,7 +529,7 @@ func firstHeader(h http.Header, names ...string) string {
 // range when part already holds some. Errors name fileURL: a redirect's
 // URL is signed, and a signature is as secret as a token.
 func (c *Client) fetchInto(ctx context.Context, fileURL string, m meta, part string) error {
-	have := fileSize(part)
+	have := jsonl.FileSize(part)
 	if m.size >= 0 && have == m.size {
 		return nil
 	}
@@ -585,8 +585,8 @@ func (c *Client) fetchInto(ctx context.Context, fileURL string, m meta, part str
 	if copyErr != nil {
 		return Transient{copyErr}
 	}
-	if m.size >= 0 && fileSize(part) < m.size {
-		return Transient{fmt.Errorf("the download stopped at %d of %d bytes", fileSize(part), m.size)}
+	if m.size >= 0 && jsonl.FileSize(part) < m.size {
+		return Transient{fmt.Errorf("the download stopped at %d of %d bytes", jsonl.FileSize(part), m.size)}
 	}
 	return nil
 }
@@ -604,22 +604,6 @@ func fileSHA256(p string) (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-func fileSize(p string) int64 {
-	st, err := os.Stat(p)
-	if err != nil {
-		return 0
-	}
-	return st.Size()
-}
-
-func readString(p string) string {
-	b, err := os.ReadFile(p)
-	if err != nil {
-		return ""
-	}
-	return string(b)
 }
 
 func writeFileAtomic(p string, b []byte) error {
@@ -658,7 +642,7 @@ func FromEnv(getenv func(string) string, home, cacheDir, configToken string) *Cl
 			file = filepath.Join(home, ".cache", "huggingface", "token")
 		}
 		if file != "" {
-			c.Token = strings.TrimSpace(readString(file))
+			c.Token = strings.TrimSpace(jsonl.ReadString(file))
 		}
 	}
 	return c

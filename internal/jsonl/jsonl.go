@@ -175,3 +175,23 @@ func SpillFile(dir, pattern string) (*os.File, error) {
 	os.Remove(f.Name())
 	return f, nil
 }
+
+// FileSize is the size of the file at path, 0 when there is none: a
+// resumable download's .part.
+func FileSize(path string) int64 {
+	st, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return st.Size()
+}
+
+// ReadString is the file at path as a string, "" when it cannot be read:
+// a download's .etag, a token file.
+func ReadString(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
