@@ -574,15 +574,6 @@ func SummaryLines(res *Result, written []string) []string {
 // them, no trailing newline.
 type jsonWriter struct{ tree.OrjsonWriter }
 
-// item starts a list element or, with a key, an object member.
-func (w *jsonWriter) item(key string) {
-	if key == "" {
-		w.Element()
-		return
-	}
-	w.Key(key)
-}
-
 func (w *jsonWriter) str(s string) { w.B = tree.AppendOrjsonString(w.B, s) }
 
 func (w *jsonWriter) float(f *float64) {
@@ -612,7 +603,7 @@ func (w *jsonWriter) strOrNull(s *string) {
 func (w *jsonWriter) strings(list []string) {
 	w.Open('[')
 	for _, s := range list {
-		w.item("")
+		w.Element()
 		w.str(s)
 	}
 	w.Close(']')
@@ -625,7 +616,7 @@ func (w *jsonWriter) floats(list []float64) {
 	}
 	w.Open('[')
 	for i := range list {
-		w.item("")
+		w.Element()
 		w.float(&list[i])
 	}
 	w.Close(']')
@@ -633,17 +624,17 @@ func (w *jsonWriter) floats(list []float64) {
 
 func (w *jsonWriter) runFile(r *RunFile) {
 	w.Open('{')
-	w.item("role")
+	w.Key("role")
 	w.str(r.Role)
-	w.item("index")
+	w.Key("index")
 	w.int(&r.Index)
-	w.item("rollouts_jsonl_fpath")
+	w.Key("rollouts_jsonl_fpath")
 	w.str(r.Rollouts)
-	w.item("aggregate_metrics_fpath")
+	w.Key("aggregate_metrics_fpath")
 	w.str(r.AggregatePath)
-	w.item("label")
+	w.Key("label")
 	w.str(r.Label())
-	w.item("agent_names")
+	w.Key("agent_names")
 	w.strings(r.AgentNames())
 	w.Close('}')
 }
@@ -654,13 +645,13 @@ func (w *jsonWriter) metricValue(m *MetricValue, c *CandidateValue) {
 		return
 	}
 	w.Open('{')
-	w.item("value")
+	w.Key("value")
 	w.float(&m.Value)
 	for _, f := range []struct {
 		k string
 		v *float64
 	}{{"ci_low", m.CILow}, {"ci_high", m.CIHigh}, {"se_across_repeats", m.SEAcrossRepeats}, {"mean_across_repeats", m.MeanAcrossRepeats}, {"std_err_across_runs", m.StdErrAcrossRuns}} {
-		w.item(f.k)
+		w.Key(f.k)
 		w.float(f.v)
 	}
 	if c != nil {
@@ -668,7 +659,7 @@ func (w *jsonWriter) metricValue(m *MetricValue, c *CandidateValue) {
 			k string
 			v *float64
 		}{{"delta", c.Delta}, {"delta_pct", c.DeltaPct}, {"delta_ci_low", c.DeltaCILow}, {"delta_ci_high", c.DeltaCIHigh}} {
-			w.item(f.k)
+			w.Key(f.k)
 			w.float(f.v)
 		}
 	}
@@ -677,40 +668,40 @@ func (w *jsonWriter) metricValue(m *MetricValue, c *CandidateValue) {
 
 func (w *jsonWriter) flipSummary(s FlipSummary) {
 	w.Open('{')
-	w.item("candidate_index")
+	w.Key("candidate_index")
 	w.int(&s.CandidateIndex)
-	w.item("mode")
+	w.Key("mode")
 	w.str(s.Mode)
-	w.item("reason")
+	w.Key("reason")
 	w.strOrNull(s.Reason)
-	w.item("field")
+	w.Key("field")
 	w.str(flipField)
 	for _, f := range []struct {
 		k string
 		v *int
 	}{{"common_task_count", &s.CommonTasks}, {"baseline_only_task_count", &s.BaselineOnly}, {"candidate_only_task_count", &s.CandidateOnly},
 		{"pass_to_fail_count", s.PassToFail}, {"fail_to_pass_count", s.FailToPass}, {"tied_count", s.Tied}, {"unchanged_count", s.Unchanged}, {"net", s.Net}} {
-		w.item(f.k)
+		w.Key(f.k)
 		w.int(f.v)
 	}
-	w.item("flips")
+	w.Key("flips")
 	w.Open('[')
 	for _, f := range s.Flips {
-		w.item("")
+		w.Element()
 		w.Open('{')
-		w.item("task_index")
+		w.Key("task_index")
 		w.B = strconv.AppendInt(w.B, f.TaskIndex, 10)
-		w.item("baseline_score")
+		w.Key("baseline_score")
 		w.float(&f.BaselineScore)
-		w.item("candidate_score")
+		w.Key("candidate_score")
 		w.float(&f.CandidateScore)
-		w.item("delta")
+		w.Key("delta")
 		w.float(&f.Delta)
-		w.item("direction")
+		w.Key("direction")
 		w.str(f.Direction)
-		w.item("baseline_rewards")
+		w.Key("baseline_rewards")
 		w.floats(f.BaselineRewards)
-		w.item("candidate_rewards")
+		w.Key("candidate_rewards")
 		w.floats(f.CandidateRewards)
 		w.Close('}')
 	}
@@ -722,67 +713,67 @@ func (w *jsonWriter) flipSummary(s FlipSummary) {
 func JSON(res *Result) []byte {
 	w := &jsonWriter{tree.OrjsonWriter{Indent: "  "}}
 	w.Open('{')
-	w.item("schema_version")
+	w.Key("schema_version")
 	w.str("1")
-	w.item("generated_at")
+	w.Key("generated_at")
 	w.str(res.GeneratedAt)
-	w.item("nemo_gym_version")
+	w.Key("nemo_gym_version")
 	w.str(res.NeMoGymVersion)
-	w.item("command")
+	w.Key("command")
 	w.str(res.Command)
-	w.item("baseline")
+	w.Key("baseline")
 	w.runFile(res.Baseline)
-	w.item("candidates")
+	w.Key("candidates")
 	w.Open('[')
 	for _, c := range res.Candidates {
-		w.item("")
+		w.Element()
 		w.runFile(c)
 	}
 	w.Close(']')
-	w.item("comparisons")
+	w.Key("comparisons")
 	w.Open('[')
 	for _, c := range res.Comparisons {
-		w.item("")
+		w.Element()
 		w.Open('{')
-		w.item("baseline_agent")
+		w.Key("baseline_agent")
 		w.str(c.BaselineAgent)
-		w.item("candidate_agents")
+		w.Key("candidate_agents")
 		w.strings(c.CandidateAgents)
-		w.item("baseline_task_count")
+		w.Key("baseline_task_count")
 		w.int(&c.BaselineTaskCount)
-		w.item("candidate_task_counts")
+		w.Key("candidate_task_counts")
 		w.Open('[')
 		for i := range c.CandidateTaskCounts {
-			w.item("")
+			w.Element()
 			w.int(&c.CandidateTaskCounts[i])
 		}
 		w.Close(']')
-		w.item("baseline_repeat_count")
+		w.Key("baseline_repeat_count")
 		w.int(c.BaselineRepeatCount)
-		w.item("candidate_repeat_counts")
+		w.Key("candidate_repeat_counts")
 		w.Open('[')
 		for _, n := range c.CandidateRepeatCounts {
-			w.item("")
+			w.Element()
 			w.int(n)
 		}
 		w.Close(']')
-		w.item("metrics")
+		w.Key("metrics")
 		w.Open('[')
 		for _, r := range c.Metrics {
-			w.item("")
+			w.Element()
 			w.Open('{')
-			w.item("metric")
+			w.Key("metric")
 			w.str(r.Metric)
-			w.item("is_key_metric")
+			w.Key("is_key_metric")
 			w.B = strconv.AppendBool(w.B, r.IsKeyMetric)
-			w.item("present_in")
+			w.Key("present_in")
 			w.strings(r.PresentIn)
-			w.item("baseline")
+			w.Key("baseline")
 			w.metricValue(r.Baseline, nil)
-			w.item("candidates")
+			w.Key("candidates")
 			w.Open('[')
 			for _, cv := range r.Candidates {
-				w.item("")
+				w.Element()
 				if cv == nil {
 					w.B = append(w.B, "null"...)
 				} else {
@@ -793,26 +784,26 @@ func JSON(res *Result) []byte {
 			w.Close('}')
 		}
 		w.Close(']')
-		w.item("flips")
+		w.Key("flips")
 		w.Open('[')
 		for _, s := range c.Flips {
-			w.item("")
+			w.Element()
 			w.flipSummary(s)
 		}
 		w.Close(']')
-		w.item("notes")
+		w.Key("notes")
 		w.strings(c.Notes)
 		w.Close('}')
 	}
 	w.Close(']')
-	w.item("skipped_agents")
+	w.Key("skipped_agents")
 	w.Open('{')
 	for _, k := range res.skipped.keys {
-		w.item(k)
+		w.Key(k)
 		w.strings(res.skipped.vals[k])
 	}
 	w.Close('}')
-	w.item("warnings")
+	w.Key("warnings")
 	w.strings(res.Warnings)
 	w.Close('}')
 	return w.B

@@ -821,15 +821,6 @@ func reduce(digests, grouped []*Digest, ignoredList []string, ignored map[string
 // jw writes orjson's layouts: compact (indent "") or OPT_INDENT_2.
 type jw struct{ tree.OrjsonWriter }
 
-// key starts an object member, or with "\x00" a list element.
-func (w *jw) key(k string) {
-	if k == "\x00" {
-		w.Element()
-		return
-	}
-	w.Key(k)
-}
-
 func (w *jw) value(v any) {
 	switch x := v.(type) {
 	case nil:
@@ -845,14 +836,14 @@ func (w *jw) value(v any) {
 	case []string:
 		w.Open('[')
 		for _, s := range x {
-			w.key("\x00")
+			w.Element()
 			w.value(s)
 		}
 		w.Close(']')
 	case []kv:
 		w.Open('{')
 		for _, m := range x {
-			w.key(m.key)
+			w.Key(m.key)
 			w.value(m.val)
 		}
 		w.Close('}')
@@ -888,7 +879,7 @@ func (s *summary) writeJSON(out io.Writer, indent string) error {
 	tasks := func(w *jw) {
 		w.Open('{')
 		for _, t := range s.tasks {
-			w.key(t.name)
+			w.Key(t.name)
 			w.value([]kv{{"repeats", t.repeats}, {"healthy", t.healthy}, {"unhealthy", t.unhealthy}, {"unobserved", t.un}, {"flags", t.flags}})
 			if len(w.B) >= 64<<10 {
 				flush()
@@ -954,18 +945,18 @@ func writeVerdicts(path string, digests []*Digest) error {
 	for _, d := range sorted {
 		w := &jw{}
 		w.Open('{')
-		w.key("_ng_task_index")
+		w.Key("_ng_task_index")
 		w.B = d.Task.appendJSON(w.B)
-		w.key("_ng_rollout_index")
+		w.Key("_ng_rollout_index")
 		w.B = d.Rollout.appendJSON(w.B)
-		w.key("rollout_id")
+		w.Key("rollout_id")
 		w.value(d.RolloutID)
-		w.key("verdict")
+		w.Key("verdict")
 		w.value(d.Verdict)
-		w.key("findings")
+		w.Key("findings")
 		w.Open('[')
 		for _, fd := range d.Findings {
-			w.key("\x00")
+			w.Element()
 			m := []kv{{"check", fd.Check}}
 			if fd.Locator != nil {
 				m = append(m, kv{"locator", fd.Locator})
@@ -974,10 +965,10 @@ func writeVerdicts(path string, digests []*Digest) error {
 			w.value(m)
 		}
 		w.Close(']')
-		w.key("unobserved")
+		w.Key("unobserved")
 		w.value(orEmptyStrings(d.Unobserved()))
 		if !d.Stage.none {
-			w.key("stage_index")
+			w.Key("stage_index")
 			w.B = d.Stage.appendJSON(w.B)
 		}
 		w.Close('}')
