@@ -250,13 +250,13 @@ func ReadMetricsRows(paths ...string) (*MetricsRows, error) {
 	err = m.each(func(file int, lr *lineReader, agent string, row gjson.Result) error {
 		if a := m.agents[agent]; !a.sorted {
 			k, _ := rowKey(row)
-			return a.refs.add(rowRef{k, file, lr.Start, lr.Size})
+			return a.refs.Add(rowRef{k, file, lr.Start, lr.Size})
 		}
 		return nil
 	})
 	for _, a := range m.agents {
 		if err == nil && a.refs != nil {
-			err = a.refs.finish()
+			err = a.refs.Finish()
 		}
 	}
 	if err != nil {
@@ -270,7 +270,7 @@ func ReadMetricsRows(paths ...string) (*MetricsRows, error) {
 func (m *MetricsRows) Close() {
 	for _, a := range m.agents {
 		if a.refs != nil {
-			a.refs.close()
+			a.refs.Close()
 		}
 	}
 }
@@ -455,7 +455,7 @@ func (m *MetricsRows) input(agent string, rr *rowReader, dir string) (AggregateI
 	a := m.agents[agent]
 	src := func(yield func([]byte) error) error {
 		var buf []byte
-		return a.refs.each(func(r rowRef) error {
+		return a.refs.Each(func(r rowRef) error {
 			line, err := rr.read(r, buf)
 			if err != nil {
 				return err
@@ -583,20 +583,20 @@ func less(a, b key) bool {
 // them than a refSorter holds.
 func MergeShards(paths []string, output string) (int, error) {
 	refs := newRefSorter(filepath.Dir(output))
-	defer refs.close()
+	defer refs.Close()
 	for i, p := range paths {
 		err := eachRow(p, func(lr *lineReader, row gjson.Result) error {
 			k, ok := rowKey(row)
 			if !ok {
 				return lr.errorf("the rollout has no %s and %s to sort it by", TaskIndexKey, RolloutIndexKey)
 			}
-			return refs.add(rowRef{k, i, lr.Start, lr.Size})
+			return refs.Add(rowRef{k, i, lr.Start, lr.Size})
 		})
 		if err != nil {
 			return 0, err
 		}
 	}
-	if err := refs.finish(); err != nil {
+	if err := refs.Finish(); err != nil {
 		return 0, err
 	}
 	rr, err := openRows(paths)
@@ -606,8 +606,8 @@ func MergeShards(paths []string, output string) (int, error) {
 	defer rr.Close()
 	var buf bytes.Buffer
 	var line []byte
-	return refs.n, jsonl.WriteFileAtomic(output, func(w *bufio.Writer) error {
-		return refs.each(func(r rowRef) error {
+	return refs.Len(), jsonl.WriteFileAtomic(output, func(w *bufio.Writer) error {
+		return refs.Each(func(r rowRef) error {
 			line, err = rr.read(r, line)
 			if err != nil {
 				return err

@@ -79,7 +79,7 @@ func TestReadMetricsRowsLocatesOnlyRowsOutOfOrder(t *testing.T) {
 	if !a.sorted || a.refs != nil || a.n != 4 || a.first != (key{0, 0}) {
 		t.Errorf("a: %+v, want 4 rollouts in order and none located", *a)
 	}
-	if b.sorted || b.refs == nil || b.refs.n != 3 || b.n != 3 || b.first != (key{1, 0}) {
+	if b.sorted || b.refs == nil || b.refs.Len() != 3 || b.n != 3 || b.first != (key{1, 0}) {
 		t.Errorf("b: %+v, want 3 rollouts located, the first (1, 0)", *b)
 	}
 }

@@ -10,21 +10,22 @@ import (
 // sortedByRefSorter is what a refSorter holding chunk locations gives for
 // refs.
 func sortedByRefSorter(t testing.TB, refs []rowRef, chunk int) []rowRef {
+	defer func(n int) { sortChunk = n }(sortChunk)
+	sortChunk = chunk
 	s := newRefSorter(t.TempDir())
-	s.chunk = chunk
-	defer s.close()
+	defer s.Close()
 	for _, r := range refs {
-		if err := s.add(r); err != nil {
+		if err := s.Add(r); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := s.finish(); err != nil {
+	if err := s.Finish(); err != nil {
 		t.Fatal(err)
 	}
 	var out []rowRef
 	for range 2 { // a second reading gives the same
 		out = out[:0]
-		if err := s.each(func(r rowRef) error { out = append(out, r); return nil }); err != nil {
+		if err := s.Each(func(r rowRef) error { out = append(out, r); return nil }); err != nil {
 			t.Fatal(err)
 		}
 	}
