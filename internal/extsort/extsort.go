@@ -217,7 +217,7 @@ func (h *runHeap[T]) Less(i, j int) bool {
 	return a.index < b.index
 }
 func (h *runHeap[T]) Swap(i, j int) { h.runs[i], h.runs[j] = h.runs[j], h.runs[i] }
-func (h *runHeap[T]) Push(x any)   { h.runs = append(h.runs, x.(*run[T])) }
+func (h *runHeap[T]) Push(x any)    { h.runs = append(h.runs, x.(*run[T])) }
 func (h *runHeap[T]) Pop() any {
 	r := h.runs[len(h.runs)-1]
 	h.runs = h.runs[:len(h.runs)-1]
