@@ -101,6 +101,7 @@ func runEvalHealthCheck(ctx context.Context, opts *healthOptions) error {
 	if err != nil {
 		return err
 	}
+	defer res.Close()
 	if opts.json {
 		fmt.Fprintln(opts.IO.Out, string(res.SummaryJSON()))
 		return nil

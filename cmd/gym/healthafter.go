@@ -115,5 +115,6 @@ func (h healthCheck) run(ctx context.Context, rollouts []string, outputDir strin
 		fmt.Fprintf(errOut, "Rollout health checks failed; the rollout artifacts are still available: %v\n", err)
 		return
 	}
+	defer res.Close()
 	fmt.Fprintln(out, health.Report(res))
 }

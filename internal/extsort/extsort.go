@@ -40,12 +40,24 @@ type Sorter[T any] struct {
 	buf     []byte
 	n       int
 	done    bool
+
+	size     func(T) int // bytes a value holds, for budget
+	budget   int
+	heldSize int
 }
 
 // New is a Sorter that spills into dir (named by pattern, as
 // os.CreateTemp's) once more than chunk values are added.
 func New[T any](dir, pattern string, chunk int, compare func(a, b T) int, codec Codec[T]) *Sorter[T] {
 	return &Sorter[T]{dir: dir, pattern: pattern, chunk: max(chunk, 1), compare: compare, codec: codec}
+}
+
+// Budget also spills a chunk once the values held take budget bytes, as
+// size counts them: values whose size varies widely are bounded by
+// memory, not only by number.
+func (s *Sorter[T]) Budget(budget int, size func(T) int) *Sorter[T] {
+	s.budget, s.size = budget, size
+	return s
 }
 
 // Len is how many values were added.
@@ -58,7 +70,10 @@ func (s *Sorter[T]) Add(v T) error {
 	}
 	s.held = append(s.held, v)
 	s.n++
-	if len(s.held) < s.chunk {
+	if s.size != nil {
+		s.heldSize += s.size(v)
+	}
+	if len(s.held) < s.chunk && (s.size == nil || s.heldSize < s.budget) {
 		return nil
 	}
 	return s.flush()
@@ -97,7 +112,7 @@ func (s *Sorter[T]) flush() error {
 	}
 	s.runs = append(s.runs, end+size)
 	clear(s.held)
-	s.held = s.held[:0]
+	s.held, s.heldSize = s.held[:0], 0
 	return nil
 }
 

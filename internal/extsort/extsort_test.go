@@ -111,6 +111,24 @@ func TestSorterErrors(t *testing.T) {
 	}
 }
 
+// A budget spills by the values' size as well as by their number.
+func TestSorterBudget(t *testing.T) {
+	s := New(t.TempDir(), ".test-*", 1000, byKey, itemCodec).Budget(100, func(v item) int { return len(v.key) })
+	defer s.Close()
+	items := []item{{strings.Repeat("b", 60), 0}, {strings.Repeat("a", 60), 1}, {"c", 2}, {strings.Repeat("a", 60), 3}}
+	for _, v := range items {
+		s.Add(v)
+	}
+	if len(s.runs) != 1 || len(s.held) != 2 {
+		t.Fatalf("%d runs spilled and %d values held; want the first two spilled", len(s.runs), len(s.held))
+	}
+	var got []item
+	s.Each(func(v item) error { got = append(got, v); return nil })
+	if !slices.Equal(got, stableSorted(items)) {
+		t.Errorf("got %v", got)
+	}
+}
+
 // A decoding error names itself instead of passing a wrong value on.
 func TestSorterDecodeError(t *testing.T) {
 	bad := errors.New("bad")

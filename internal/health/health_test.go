@@ -1,6 +1,7 @@
 package health
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -25,19 +26,32 @@ func TestReportsAreNeMoGyms(t *testing.T) {
 		{"nemogym_all", nil},
 		{"nemogym_ignored", []string{"rollout_token_count_mismatch", "task_consistently_unhealthy", "check_execution_error", "rollout_duplicate_identity"}},
 	} {
-		t.Run(tt.dir, func(t *testing.T) {
-			out := t.TempDir()
-			if _, err := Run(context.Background(), Options{Rollouts: []string{"testdata/mixed.jsonl"}, OutputDir: out, Workers: 3, Ignored: tt.ignored}); err != nil {
-				t.Fatal(err)
-			}
-			for _, name := range []string{SummaryFile, VerdictsFile} {
-				got, _ := os.ReadFile(filepath.Join(out, name))
-				want, _ := os.ReadFile(filepath.Join("testdata", tt.dir, name))
-				if string(got) != string(want) {
-					t.Errorf("%s differs from NeMo Gym's:\n got %s\nwant %s", name, got, want)
+		// A chunk of 3 spills the records and task rows in many runs.
+		for _, chunk := range []int{sortChunk, 3} {
+			t.Run(tt.dir+"/chunk="+strconv.Itoa(chunk), func(t *testing.T) {
+				defer func(n int) { sortChunk = n }(sortChunk)
+				sortChunk = chunk
+				out := t.TempDir()
+				res, err := Run(context.Background(), Options{Rollouts: []string{"testdata/mixed.jsonl"}, OutputDir: out, Workers: 3, Ignored: tt.ignored})
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-		})
+				defer res.Close()
+				for _, name := range []string{SummaryFile, VerdictsFile} {
+					got, _ := os.ReadFile(filepath.Join(out, name))
+					want, _ := os.ReadFile(filepath.Join("testdata", tt.dir, name))
+					if string(got) != string(want) {
+						t.Errorf("%s differs from NeMo Gym's:\n got %s\nwant %s", name, got, want)
+					}
+				}
+				var compact bytes.Buffer
+				want, _ := os.ReadFile(filepath.Join("testdata", tt.dir, SummaryFile))
+				json.Compact(&compact, want)
+				if got := res.SummaryJSON(); !bytes.Equal(got, compact.Bytes()) {
+					t.Errorf("--json summary differs from NeMo Gym's compacted:\n got %s\nwant %s", got, compact.Bytes())
+				}
+			})
+		}
 	}
 }
 
@@ -101,14 +115,15 @@ func TestChecks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			defer res.Close()
 			var verdicts, findings []string
-			for _, d := range res.Digests {
-				verdicts = append(verdicts, d.Verdict)
-				for _, f := range d.Findings {
+			for _, l := range verdictLines(t, res) {
+				verdicts = append(verdicts, l.Verdict)
+				for _, f := range l.Findings {
 					findings = append(findings, f.Check)
 				}
 			}
-			for _, row := range res.summary.tasks {
+			for _, row := range taskRows(t, res.summary) {
 				findings = append(findings, row.flags...)
 			}
 			if got := strings.Join(verdicts, " "); got != tt.verdicts {
@@ -192,8 +207,9 @@ func TestLongLines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Digests) != 2 || res.Digests[0].Verdict != "unobserved" || res.Digests[1].Task.s != "__unreadable_record__:input-0:line-3" {
-		t.Errorf("digests %+v %+v", res.Digests[0], res.Digests[1])
+	defer res.Close()
+	if l := verdictLines(t, res); len(l) != 2 || l[0].Verdict != "unobserved" || l[1].Task != "__unreadable_record__:input-0:line-3" {
+		t.Errorf("verdicts %+v", l)
 	}
 }
 
@@ -323,14 +339,34 @@ func TestTaskRowsIgnoreRecordOrder(t *testing.T) {
 				want[row.name] = row
 			}
 		}
-		s := reduce(digests, groupByIdentity(digests), nil, map[string]bool{"rollout_duplicate_identity": true})
-		if len(s.tasks) != len(want) {
-			t.Fatalf("%d records: %d task rows, want %d", n, len(s.tasks), len(want))
-		}
-		for _, row := range s.tasks {
-			if w := want[row.name]; !reflect.DeepEqual(row, w) {
-				t.Errorf("%d records: task %q row %+v, want %+v", n, row.name, row, w)
-			}
+		for _, chunk := range []int{sortChunk, 7} {
+			func() {
+				defer func(n int) { sortChunk = n }(sortChunk)
+				sortChunk = chunk
+				dir := t.TempDir()
+				tl := newTally(dir, nil, map[string]bool{"rollout_duplicate_identity": true})
+				defer tl.close()
+				for _, d := range digests {
+					if err := tl.add(d); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := tl.finish(filepath.Join(dir, VerdictsFile)); err != nil {
+					t.Fatal(err)
+				}
+				defer tl.s.tasks.Close()
+				rows := taskRows(t, tl.s)
+				if len(rows) != len(want) {
+					t.Fatalf("%d records, chunk %d: %d task rows, want %d", n, chunk, len(rows), len(want))
+				}
+				for _, row := range rows {
+					w := want[row.name]
+					w.isStr = row.isStr // the summary's block, which the reference does not keep
+					if !reflect.DeepEqual(row, w) {
+						t.Errorf("%d records, chunk %d: task %q row %+v, want %+v", n, chunk, row.name, row, w)
+					}
+				}
+			}()
 		}
 	}
 }
@@ -357,13 +393,97 @@ func TestLinesAcrossBatchesAndFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Digests) != 2502 {
-		t.Fatalf("%d digests, want 2502", len(res.Digests))
+	defer res.Close()
+	// A record without a task index is the task of its ordinal: its
+	// position among the non-blank lines of all the files.
+	var want []any
+	for ordinal := range 2500 {
+		if ordinal != 1099 {
+			want = append(want, float64(ordinal))
+		}
 	}
-	for i, want := range map[int]string{0: "0", 1098: "1098", 1099: "__unreadable_record__:input-0:line-1100", 1100: "1100",
-		1298: "1298", 1299: "1299", 2498: "2498", 2499: "2499", 2500: "__unreadable_record__:input-1:line-2", 2501: "t"} {
-		if got := res.Digests[i].Task.String(); got != want {
-			t.Errorf("digest %d is task %s, want %s", i, got, want)
+	want = append(want, "__unreadable_record__:input-0:line-1100", "__unreadable_record__:input-1:line-2", "t")
+	var got []any
+	for _, l := range verdictLines(t, res) {
+		got = append(got, l.Task)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("the verdicts' tasks are %v, want %v", got, want)
+	}
+}
+
+// verdictLine is a line of rollout_verdicts.jsonl.
+type verdictLine struct {
+	Task     any    `json:"_ng_task_index"`
+	Verdict  string `json:"verdict"`
+	Findings []struct {
+		Check string `json:"check"`
+	} `json:"findings"`
+}
+
+func verdictLines(t *testing.T, res *Result) []verdictLine {
+	t.Helper()
+	raw, err := os.ReadFile(res.VerdictsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []verdictLine
+	for _, l := range strings.Split(strings.TrimSuffix(string(raw), "\n"), "\n") {
+		if l == "" {
+			continue
+		}
+		var v verdictLine
+		if err := json.Unmarshal([]byte(l), &v); err != nil {
+			t.Fatalf("%s: %v", l, err)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+func taskRows(t *testing.T, s *summary) []taskRow {
+	t.Helper()
+	var rows []taskRow
+	if err := s.tasks.Each(func(r taskRow) error { rows = append(rows, r); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+// The verdicts file sorts by task, rollout and stage as NeMo Gym's stable
+// sort does: integer stages first; the stage None and the string "None"
+// compare equal, so they keep their line order.
+func TestVerdictsOrder(t *testing.T) {
+	lines := []string{
+		`{"_ng_task_index":"x","_ng_rollout_id":"f"}`,
+		`{"_ng_task_index":0,"_ng_rollout_index":0,"stage_index":null,"_ng_rollout_id":"a"}`,
+		`{"_ng_task_index":0,"_ng_rollout_index":0,"stage_index":"None","_ng_rollout_id":"b"}`,
+		`{"_ng_task_index":0,"_ng_rollout_index":0,"stage_index":1,"_ng_rollout_id":"e"}`,
+		`{"_ng_task_index":0,"_ng_rollout_index":0,"stage_index":null,"_ng_rollout_id":"c"}`,
+		`{"_ng_task_index":0,"_ng_rollout_index":0,"stage_index":"None","_ng_rollout_id":"d"}`,
+		`{"_ng_task_index":0,"_ng_rollout_index":"0","_ng_rollout_id":"g"}`,
+	}
+	for _, chunk := range []int{sortChunk, 2} {
+		defer func(n int) { sortChunk = n }(sortChunk)
+		sortChunk = chunk
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, "rollouts.jsonl"), []byte(strings.Join(lines, "\n")), 0o644)
+		res, err := RunDir(context.Background(), dir, "", 1, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := os.ReadFile(res.VerdictsPath)
+		res.Close()
+		var ids []string
+		for _, l := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+			var v struct {
+				ID string `json:"rollout_id"`
+			}
+			json.Unmarshal([]byte(l), &v)
+			ids = append(ids, v.ID)
+		}
+		if got := strings.Join(ids, " "); got != "e a b c d g f" {
+			t.Errorf("chunk %d: verdicts in order %s, want e a b c d g f", chunk, got)
 		}
 	}
 }

@@ -26,6 +26,7 @@ import (
 	"unsafe"
 
 	"github.com/nemo-gym-go/gym/internal/config/tree"
+	"github.com/nemo-gym-go/gym/internal/extsort"
 	"github.com/nemo-gym-go/gym/internal/jsonl"
 	"github.com/tidwall/gjson"
 )
@@ -115,10 +116,12 @@ func (d *Digest) isUnobserved(id string) bool { return d.unobserved&(1<<registry
 
 // Unobserved lists the checks the rollout's evidence did not allow, in
 // Registry order.
-func (d *Digest) Unobserved() []string {
+func (d *Digest) Unobserved() []string { return unobservedChecks(d.unobserved) }
+
+func unobservedChecks(bits uint32) []string {
 	var out []string
 	for i, c := range Registry {
-		if d.unobserved&(1<<i) != 0 {
+		if bits&(1<<i) != 0 {
 			out = append(out, c.ID)
 		}
 	}
@@ -396,9 +399,10 @@ func digest(path string, l line, raw []byte, ignored map[string]bool) (*Digest, 
 
 // checkAll digests the non-blank lines of the files, numbered per file and
 // counted across them, a batch at a time: a batch is read, then checked by
-// the workers, so a large file is never held whole. The error is the first
-// in line order, after any file that does not open.
-func checkAll(ctx context.Context, paths []string, workers int, ignored map[string]bool) ([]*Digest, error) {
+// the workers, then each digest is given to add in line order, so a large
+// file is never held whole. The error is the first in line order, after
+// any file that does not open.
+func checkAll(ctx context.Context, paths []string, workers int, ignored map[string]bool, add func(*Digest) error) error {
 	var files []*os.File
 	defer func() {
 		for _, f := range files {
@@ -408,7 +412,7 @@ func checkAll(ctx context.Context, paths []string, workers int, ignored map[stri
 	for _, p := range paths {
 		f, err := os.Open(p)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		files = append(files, f)
 	}
@@ -417,22 +421,20 @@ func checkAll(ctx context.Context, paths []string, workers int, ignored map[stri
 		l          line
 		start, end int // in arena
 	}
-	var digests []*Digest
 	var batch []pending
 	var arena []byte
 	errs := make([]error, batchLines)
+	digests := make([]*Digest, batchLines)
 	flush := func() error {
 		if err := context.Cause(ctx); err != nil {
 			return err
 		}
-		base := len(digests)
-		digests = append(digests, make([]*Digest, len(batch))...)
 		var wg sync.WaitGroup
 		for w := range min(workers, len(batch)) {
 			wg.Go(func() {
 				for i := w; i < len(batch); i += workers {
 					p := batch[i]
-					digests[base+i], errs[i] = digest(paths[p.l.source], p.l, arena[p.start:p.end], ignored)
+					digests[i], errs[i] = digest(paths[p.l.source], p.l, arena[p.start:p.end], ignored)
 				}
 			})
 		}
@@ -441,6 +443,10 @@ func checkAll(ctx context.Context, paths []string, workers int, ignored map[stri
 			if errs[i] != nil {
 				return errs[i]
 			}
+			if err := add(digests[i]); err != nil {
+				return err
+			}
+			digests[i] = nil
 		}
 		batch, arena = batch[:0], arena[:0]
 		return nil
@@ -472,31 +478,30 @@ func checkAll(ctx context.Context, paths []string, workers int, ignored map[stri
 			}
 			if len(batch) == batchLines || len(arena) >= batchBytes {
 				if ferr := flush(); ferr != nil {
-					return nil, ferr
+					return ferr
 				}
 			}
 			if err == io.EOF {
 				break
 			}
 			if err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
-	if err := flush(); err != nil {
-		return nil, err
-	}
-	return digests, nil
+	return flush()
 }
 
-// Result is one health check: the summary written to quality_summary.json
-// and each rollout's digest.
+// Result is one health check: the summary written to quality_summary.json,
+// whose task rows stay on disk until Close.
 type Result struct {
 	summary      *summary
-	Digests      []*Digest
 	SummaryPath  string
 	VerdictsPath string
 }
+
+// Close releases the task rows' scratch file.
+func (r *Result) Close() { r.summary.tasks.Close() }
 
 // Options are a health check's inputs.
 type Options struct {
@@ -531,26 +536,28 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if workers < 1 {
 		return nil, &UsageError{"workers must be at least 1"}
 	}
-	digests, err := checkAll(ctx, o.Rollouts, workers, ignored)
-	if err != nil {
-		return nil, err
-	}
-	grouped := groupByIdentity(digests)
-	markDuplicates(grouped, ignored)
-	s := reduce(digests, grouped, ignoredList, ignored)
-	grouped = nil
 	dir := o.OutputDir
 	if dir == "" {
 		dir = filepath.Dir(o.Rollouts[0])
 	}
-	res := &Result{Digests: digests, summary: s, SummaryPath: pathJoin(dir, SummaryFile), VerdictsPath: pathJoin(dir, VerdictsFile)}
+	// The scratch files of a large check go beside its reports.
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return nil, err
 	}
-	if err := writeSummary(res.SummaryPath, s); err != nil {
-		return nil, err
+	t := newTally(dir, ignoredList, ignored)
+	res := &Result{summary: t.s, SummaryPath: pathJoin(dir, SummaryFile), VerdictsPath: pathJoin(dir, VerdictsFile)}
+	err = checkAll(ctx, o.Rollouts, workers, ignored, t.add)
+	if err == nil {
+		err = t.finish(res.VerdictsPath)
 	}
-	if err := writeVerdicts(res.VerdictsPath, digests); err != nil {
+	if err == nil {
+		err = writeSummary(res.SummaryPath, t.s)
+	}
+	if err != nil {
+		t.close()
+		if t.s.tasks != nil {
+			t.s.tasks.Close()
+		}
 		return nil, err
 	}
 	return res, nil
@@ -576,16 +583,6 @@ func writeSummary(path string, s *summary) error {
 	return errors.Join(err, f.Close())
 }
 
-// groupByIdentity is the digests sorted by task, rollout and stage so that
-// records with equal keys, and only they, are adjacent.
-func groupByIdentity(digests []*Digest) []*Digest {
-	sorted := slices.Clone(digests)
-	slices.SortFunc(sorted, func(a, b *Digest) int {
-		return cmp.Or(exactOrder(a.Task, b.Task), exactOrder(a.Rollout, b.Rollout), exactOrder(a.Stage, b.Stage))
-	})
-	return sorted
-}
-
 // exactOrder is keyOrder with its one tie between unequal keys — None and
 // the string "None" — broken.
 func exactOrder(a, b key) int {
@@ -600,38 +597,6 @@ func kindOf(k key) int {
 		return 1
 	}
 	return 0
-}
-
-// runs calls f with each run of grouped whose keys same says are equal.
-func runs(grouped []*Digest, same func(a, b *Digest) bool, f func([]*Digest)) {
-	for start := 0; start < len(grouped); {
-		end := start + 1
-		for end < len(grouped) && same(grouped[start], grouped[end]) {
-			end++
-		}
-		f(grouped[start:end])
-		start = end
-	}
-}
-
-func sameTask(a, b *Digest) bool    { return a.Task == b.Task }
-func sameRollout(a, b *Digest) bool { return a.Task == b.Task && a.Rollout == b.Rollout }
-func sameRecord(a, b *Digest) bool  { return sameRollout(a, b) && a.Stage == b.Stage }
-
-// markDuplicates flags records that claim the same (stage, task, rollout).
-func markDuplicates(grouped []*Digest, ignored map[string]bool) {
-	if ignored["rollout_duplicate_identity"] {
-		return
-	}
-	runs(grouped, sameRecord, func(copies []*Digest) {
-		if len(copies) < 2 {
-			return
-		}
-		for _, d := range copies {
-			d.Findings = append(d.Findings, Finding{Check: "rollout_duplicate_identity", Detail: []kv{{"duplicate_count", len(copies)}}})
-			d.Verdict = "unhealthy"
-		}
-	})
 }
 
 type repeat struct {
@@ -663,159 +628,7 @@ type summary struct {
 	replayed   int
 	dupRollout int
 	tokens     [4]int64
-	tasks      []taskRow
-}
-
-func reduce(digests, grouped []*Digest, ignoredList []string, ignored map[string]bool) *summary {
-	s := &summary{ignored: slices.Sorted(slices.Values(ignoredList)), records: len(digests), coverage: map[string]*coverage{},
-		verdicts: map[string]int{}, issues: map[string]int{}, byStatus: map[string]int{}}
-	if s.ignored == nil {
-		s.ignored = []string{}
-	}
-	for _, c := range Registry {
-		s.coverage[c.ID] = &coverage{}
-	}
-	// A task's repeats are its rollout indexes: the copies of one agree on
-	// their verdict or are unobserved together, and none of it depends on
-	// the records' order.
-	var rows []taskRow
-	runs(grouped, sameTask, func(records []*Digest) {
-		var reps []repeat
-		runs(records, sameRollout, func(copies []*Digest) {
-			rep := repeat{verdict: copies[0].Verdict, policyCalls: true}
-			for _, c := range copies {
-				if c.Verdict != rep.verdict {
-					rep.verdict = "unobserved"
-				}
-				rep.policyCalls = rep.policyCalls && c.policyCallsObserved
-				rep.successfulMax = max(rep.successfulMax, c.successfulCalls)
-			}
-			reps = append(reps, rep)
-		})
-		row := taskRow{name: records[0].Task.String(), isStr: records[0].Task.isStr, repeats: len(reps), flags: []string{}}
-		for _, r := range reps {
-			switch r.verdict {
-			case "healthy":
-				row.healthy++
-			case "unhealthy":
-				row.unhealthy++
-			default:
-				row.un++
-			}
-		}
-		cov := s.coverage["task_consistently_unhealthy"]
-		if ignored["task_consistently_unhealthy"] {
-			cov.ignored++
-		} else {
-			computable, unhealthy := 0, 0
-			for _, r := range reps {
-				if r.verdict != "unobserved" {
-					computable++
-					if r.verdict == "unhealthy" {
-						unhealthy++
-					}
-				}
-			}
-			if computable >= 2 {
-				cov.evaluated++
-				if unhealthy == computable {
-					row.flags = append(row.flags, "task_consistently_unhealthy")
-				}
-			} else {
-				cov.unobserved++
-			}
-		}
-		cov = s.coverage["task_no_successful_model_calls"]
-		if ignored["task_no_successful_model_calls"] {
-			cov.ignored++
-		} else if len(reps) > 0 && !slices.ContainsFunc(reps, func(r repeat) bool { return !r.policyCalls }) {
-			cov.evaluated++
-			if !slices.ContainsFunc(reps, func(r repeat) bool { return r.successfulMax > 0 }) {
-				row.flags = append(row.flags, "task_no_successful_model_calls")
-			}
-		} else {
-			cov.unobserved++
-		}
-		for _, f := range row.flags {
-			s.issues[f]++
-		}
-		rows = append(rows, row)
-	})
-	for _, d := range digests {
-		for _, c := range Registry {
-			if c.Scope != "rollout" {
-				continue
-			}
-			switch {
-			case ignored[c.ID]:
-				s.coverage[c.ID].ignored++
-			case d.isUnobserved(c.ID):
-				s.coverage[c.ID].unobserved++
-			default:
-				s.coverage[c.ID].evaluated++
-			}
-		}
-		for _, f := range d.Findings {
-			s.issues[f.Check]++
-		}
-		s.verdicts[d.Verdict]++
-		for k, n := range d.errorsByStatus {
-			s.byStatus[k] += n
-		}
-		if d.captureObserved {
-			s.captures++
-		}
-		s.errTotal += d.callErrors
-		if d.callErrors > 0 {
-			s.affected++
-		}
-		if d.endedOnError {
-			s.endedOnErr++
-		}
-		s.replayed += d.duplicatedCalls
-		if d.duplicatedCalls > 0 {
-			s.dupRollout++
-		}
-		s.tokens[0] += d.transcriptPrompt
-		s.tokens[1] += d.transcriptComplete
-		s.tokens[2] += d.capturePrompt
-		s.tokens[3] += d.captureCompletion
-	}
-	// Integer tasks first, then strings — each by its text, as NeMo Gym
-	// sorts them (no two tasks tie).
-	slices.SortFunc(rows, func(a, b taskRow) int {
-		if a.isStr != b.isStr {
-			if a.isStr {
-				return 1
-			}
-			return -1
-		}
-		return strings.Compare(a.name, b.name)
-	})
-	s.tasks = rows
-	// The integer task 1 and the string "1" share a name: the later one's
-	// counts win, in the earlier one's place.
-	if firstStr, _ := slices.BinarySearchFunc(rows, true, func(r taskRow, _ bool) int {
-		if r.isStr {
-			return 0
-		}
-		return -1
-	}); firstStr > 0 && firstStr < len(rows) {
-		rowAt := make(map[string]int, firstStr)
-		for i, r := range rows[:firstStr] {
-			rowAt[r.name] = i
-		}
-		kept := rows[:firstStr]
-		for _, r := range rows[firstStr:] {
-			if i, ok := rowAt[r.name]; ok {
-				kept[i] = r
-				continue
-			}
-			kept = append(kept, r)
-		}
-		s.tasks = kept
-	}
-	return s
+	tasks      *extsort.Sorter[taskRow] // in the summary's order
 }
 
 // jw writes orjson's layouts: compact (indent "") or OPT_INDENT_2.
@@ -878,12 +691,16 @@ func (s *summary) writeJSON(out io.Writer, indent string) error {
 	}
 	tasks := func(w *jw) {
 		w.Open('{')
-		for _, t := range s.tasks {
+		terr := s.tasks.Each(func(t taskRow) error {
 			w.Key(t.name)
 			w.value([]kv{{"repeats", t.repeats}, {"healthy", t.healthy}, {"unhealthy", t.unhealthy}, {"unobserved", t.un}, {"flags", t.flags}})
 			if len(w.B) >= 64<<10 {
 				flush()
 			}
+			return nil
+		})
+		if err == nil {
+			err = terr
 		}
 		w.Close('}')
 	}
@@ -930,56 +747,6 @@ func keyOrder(a, b key) int {
 		return cmp.Compare(a.n, b.n)
 	}
 	return strings.Compare(a.String(), b.String())
-}
-
-func writeVerdicts(path string, digests []*Digest) error {
-	sorted := slices.Clone(digests)
-	slices.SortStableFunc(sorted, func(a, b *Digest) int {
-		return cmp.Or(keyOrder(a.Task, b.Task), keyOrder(a.Rollout, b.Rollout), keyOrder(a.Stage, b.Stage))
-	})
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	bw := bufio.NewWriter(f)
-	for _, d := range sorted {
-		w := &jw{}
-		w.Open('{')
-		w.Key("_ng_task_index")
-		w.B = d.Task.appendJSON(w.B)
-		w.Key("_ng_rollout_index")
-		w.B = d.Rollout.appendJSON(w.B)
-		w.Key("rollout_id")
-		w.value(d.RolloutID)
-		w.Key("verdict")
-		w.value(d.Verdict)
-		w.Key("findings")
-		w.Open('[')
-		for _, fd := range d.Findings {
-			w.Element()
-			m := []kv{{"check", fd.Check}}
-			if fd.Locator != nil {
-				m = append(m, kv{"locator", fd.Locator})
-			}
-			m = append(m, kv{"detail", orEmpty(fd.Detail)})
-			w.value(m)
-		}
-		w.Close(']')
-		w.Key("unobserved")
-		w.value(orEmptyStrings(d.Unobserved()))
-		if !d.Stage.none {
-			w.Key("stage_index")
-			w.B = d.Stage.appendJSON(w.B)
-		}
-		w.Close('}')
-		w.B = append(w.B, '\n')
-		bw.Write(w.B)
-	}
-	if err := bw.Flush(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 func orEmpty(d []kv) []kv {
