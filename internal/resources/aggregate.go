@@ -58,14 +58,32 @@ func number(v gjson.Result) (float64, bool) {
 	return 0, false
 }
 
+// Tasks passes a run's rollouts a task at a time: ascending task index,
+// arrival order within a task. It may be called again and yields the same
+// tasks each time; a task's rollouts are only read during its yield, so a
+// run larger than memory can be read from disk.
+type Tasks func(yield func(task []Rollout) error) error
+
+// TasksOf is Tasks over rollouts held in memory.
+func TasksOf(tasks [][]Rollout) Tasks {
+	return func(yield func([]Rollout) error) error {
+		for _, t := range tasks {
+			if err := yield(t); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
 // MetricsHooks are a server's overrides of NeMo Gym's compute_metrics and
 // get_key_metrics.
 type MetricsHooks struct {
-	// ComputeMetrics receives the rollouts grouped by task (ascending task
-	// index, arrival order within a task). Its result is merged into
-	// agent_metrics, except a "per_task_metrics" entry (a []*Metrics, each
-	// with _ng_task_index), which is merged into the matching groups.
-	ComputeMetrics func(tasks [][]Rollout) *Metrics
+	// ComputeMetrics reads the rollouts by task, as often as it needs to.
+	// Its result is merged into agent_metrics, except a "per_task_metrics"
+	// entry (a []*Metrics, each with _ng_task_index), which is merged into
+	// the matching groups.
+	ComputeMetrics func(tasks Tasks) (*Metrics, error)
 	// KeyMetrics picks the headline metrics from agent_metrics; nil picks
 	// every mean/* entry.
 	KeyMetrics func(agent *Metrics) *Metrics
@@ -169,25 +187,15 @@ func Aggregate(verifyResponses []json.RawMessage, hooks MetricsHooks) (*Aggregat
 				tasks[i] = append(tasks[i], p.rows[ri].rollout)
 			}
 		}
-		custom := hooks.ComputeMetrics(tasks)
-		if v, ok := custom.Get("per_task_metrics"); ok {
-			custom.Delete("per_task_metrics")
-			perTask, _ := v.([]*Metrics)
-			for _, ptm := range perTask {
-				t, ok := ptm.Float(TaskIndexKey)
-				g := groupByTask[int64(t)]
-				if !ok || g == nil {
-					continue
-				}
-				for _, k := range ptm.Keys() {
-					if k != TaskIndexKey {
-						pv, _ := ptm.Get(k)
-						g.Set(k, pv)
-					}
-				}
+		custom, err := hooks.ComputeMetrics(TasksOf(tasks))
+		if err != nil {
+			return nil, err
+		}
+		for t, list := range customMetrics(custom, out.AgentMetrics) {
+			if g := groupByTask[t]; g != nil {
+				mergeTaskMetrics(g, list)
 			}
 		}
-		out.AgentMetrics.Update(custom)
 	}
 	// One repeat-level entry per rollout index, or none when there is only one.
 	out.AgentMetrics.Set("num_repeats", int64(max(len(repeats), 1)))
@@ -202,6 +210,39 @@ func Aggregate(verifyResponses []json.RawMessage, hooks MetricsHooks) (*Aggregat
 		out.KeyMetrics = MeanMetrics(out.AgentMetrics)
 	}
 	return out, nil
+}
+
+// customMetrics merges a ComputeMetrics result into agent and returns its
+// per_task_metrics by task, for the groups.
+func customMetrics(custom, agent *Metrics) map[int64][]*Metrics {
+	perTask := map[int64][]*Metrics{}
+	if custom == nil {
+		return perTask
+	}
+	if v, ok := custom.Get("per_task_metrics"); ok {
+		custom.Delete("per_task_metrics")
+		list, _ := v.([]*Metrics)
+		for _, ptm := range list {
+			if t, ok := ptm.Float(TaskIndexKey); ok {
+				perTask[int64(t)] = append(perTask[int64(t)], ptm)
+			}
+		}
+	}
+	agent.Update(custom)
+	return perTask
+}
+
+// mergeTaskMetrics sets a group's per_task_metrics entries, all but the
+// task index.
+func mergeTaskMetrics(group *Metrics, list []*Metrics) {
+	for _, ptm := range list {
+		for _, k := range ptm.Keys() {
+			if k != TaskIndexKey {
+				v, _ := ptm.Get(k)
+				group.Set(k, v)
+			}
+		}
+	}
 }
 
 // Profiler is RewardProfiler as `gym eval profile` runs it: rollouts are

@@ -30,7 +30,7 @@ func mustAggregate(t *testing.T, in []json.RawMessage, hooks MetricsHooks) (*Agg
 }
 
 func TestAggregateEmpty(t *testing.T) {
-	_, out := mustAggregate(t, nil, MetricsHooks{ComputeMetrics: func([][]Rollout) *Metrics { panic("not called on empty input") }})
+	_, out := mustAggregate(t, nil, MetricsHooks{ComputeMetrics: func(Tasks) (*Metrics, error) { panic("not called on empty input") }})
 	if out != `{"group_level_metrics":[],"agent_metrics":{},"key_metrics":{},"repeat_level_metrics":[]}` {
 		t.Errorf("empty: %s", out)
 	}
@@ -161,14 +161,15 @@ func TestAggregateUsageWins(t *testing.T) {
 func TestAggregateHooks(t *testing.T) {
 	var seen [][]int64
 	hooks := MetricsHooks{
-		ComputeMetrics: func(tasks [][]Rollout) *Metrics {
-			for _, task := range tasks {
+		ComputeMetrics: func(tasks Tasks) (*Metrics, error) {
+			tasks(func(task []Rollout) error {
 				var ids []int64
 				for _, r := range task {
 					ids = append(ids, r.TaskIndex*10+r.RolloutIndex)
 				}
 				seen = append(seen, ids)
-			}
+				return nil
+			})
 			m := NewMetrics()
 			m.Set("mean/reward", -1.0) // overrides in place
 			m.Set("custom", 42)
@@ -176,7 +177,7 @@ func TestAggregateHooks(t *testing.T) {
 			pt.Set(TaskIndexKey, 3)
 			pt.Set("task_note", "hard")
 			m.Set("per_task_metrics", []*Metrics{pt})
-			return m
+			return m, nil
 		},
 		KeyMetrics: func(agent *Metrics) *Metrics {
 			k := NewMetrics()
@@ -331,7 +332,7 @@ func BenchmarkAggregate10k(b *testing.B) {
 		in[i] = json.RawMessage(fmt.Sprintf(`{"_ng_task_index":%d,"_ng_rollout_index":%d,"reward":%d.0,"extracted_answer":"%c","library_reward":%d.0,"judge_evaluations":null,"response":{"usage":{"input_tokens":%d,"output_tokens":%d,"total_tokens":%d,"input_tokens_details":{"cached_tokens":0}}}}`,
 			i/8, i%8, i%3%2, 'A'+i%4, i%2, 200+i%50, 1000+i%700, 1200+i%750))
 	}
-	hooks := MetricsHooks{ComputeMetrics: func(tasks [][]Rollout) *Metrics { return PassMajorityMetrics(tasks, nil, "extracted_answer") }}
+	hooks := MetricsHooks{ComputeMetrics: func(tasks Tasks) (*Metrics, error) { return PassMajorityMetrics(tasks, nil, "extracted_answer") }}
 	b.ReportAllocs()
 	for b.Loop() {
 		agg, err := Aggregate(in, hooks)

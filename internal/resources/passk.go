@@ -37,20 +37,18 @@ func RewardAccuracy(r Rollout) []Score {
 // answerKey, majority@k over the first k rollouts with a non-null answer,
 // plus a no_answer score; then per_sample_aggregate and the across-run
 // std dev and std err. Values are percentages.
-func PassMajorityMetrics(tasks [][]Rollout, score ScoreFunc, answerKey string) *Metrics {
+//
+// The tasks are read twice: first for the largest task and the score names,
+// then for the metrics, a task at a time.
+func PassMajorityMetrics(tasks Tasks, score ScoreFunc, answerKey string) (*Metrics, error) {
 	m := NewMetrics()
-	if len(tasks) == 0 {
-		return m
-	}
 	if score == nil {
 		score = RewardAccuracy
 	}
-	maxK := 0
-	scores := make([][]map[string]float64, len(tasks))
-	answers := make([][]*string, len(tasks))
-	names := map[string]bool{}
-	for t, rollouts := range tasks {
-		maxK = max(maxK, len(rollouts))
+	// A task's scores per rollout, with no_answer, and its answers.
+	scoresOf := func(rollouts []Rollout) ([]map[string]float64, []*string) {
+		var scores []map[string]float64
+		var answers []*string
 		for _, r := range rollouts {
 			s := map[string]float64{}
 			for _, sc := range score(r) {
@@ -58,14 +56,28 @@ func PassMajorityMetrics(tasks [][]Rollout, score ScoreFunc, answerKey string) *
 			}
 			if answerKey != "" {
 				a := answerOf(r, answerKey)
-				answers[t] = append(answers[t], a)
+				answers = append(answers, a)
 				s["no_answer"] = b2f(a == nil)
 			}
+			scores = append(scores, s)
+		}
+		return scores, answers
+	}
+	numTasks, maxK := 0, 0
+	names := map[string]bool{}
+	err := tasks(func(rollouts []Rollout) error {
+		numTasks++
+		maxK = max(maxK, len(rollouts))
+		scores, _ := scoresOf(rollouts)
+		for _, s := range scores {
 			for n := range s {
 				names[n] = true
 			}
-			scores[t] = append(scores[t], s)
 		}
+		return nil
+	})
+	if err != nil || numTasks == 0 {
+		return m, err
 	}
 	scoreNames := make([]string, 0, len(names))
 	for n := range names {
@@ -91,7 +103,8 @@ func PassMajorityMetrics(tasks [][]Rollout, score ScoreFunc, answerKey string) *
 	var prefixSum, prefixMax []float64
 	var present []int
 	var votes []vote
-	for t, ts := range scores {
+	err = tasks(func(rollouts []Rollout) error {
+		ts, answers := scoresOf(rollouts)
 		if len(ts) == 0 {
 			// A task without rollouts votes for nothing: majority 0.
 			for _, name := range scoreNames {
@@ -101,7 +114,7 @@ func PassMajorityMetrics(tasks [][]Rollout, score ScoreFunc, answerKey string) *
 					}
 				}
 			}
-			continue
+			return nil
 		}
 		for _, name := range scoreNames {
 			// The task's values of this score in rollout order, as running
@@ -148,8 +161,8 @@ func PassMajorityMetrics(tasks [][]Rollout, score ScoreFunc, answerKey string) *
 				}
 				if answerKey != "" {
 					if k <= len(ts) {
-						if v, ok := ts[k-1][name]; ok && answers[t][k-1] != nil {
-							votes = addVote(votes, vote{answer: *answers[t][k-1], score: v})
+						if v, ok := ts[k-1][name]; ok && answers[k-1] != nil {
+							votes = addVote(votes, vote{answer: *answers[k-1], score: v})
 						}
 					}
 					a.majority.sum += majority(votes)
@@ -157,6 +170,10 @@ func PassMajorityMetrics(tasks [][]Rollout, score ScoreFunc, answerKey string) *
 				}
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	for k := 1; k <= maxK; k++ {
 		for _, name := range scoreNames {
@@ -206,7 +223,7 @@ func PassMajorityMetrics(tasks [][]Rollout, score ScoreFunc, answerKey string) *
 			m.Set(prefix+"/std_err_across_runs", std/math.Sqrt(float64(len(avgs))))
 		}
 	}
-	return m
+	return m, nil
 }
 
 // answerOf is a rollout's answer as majority@k compares it, or nil when it
@@ -304,25 +321,39 @@ func (c combRatios) ratio(incorrect, n, k int) float64 {
 // SubsetMetrics is NeMo Gym's compute_subset_metrics: PassMajorityMetrics
 // per value of subsetKey (read from each task's first rollout; falsy values
 // are skipped), keys prefixed "<value>/", per_sample_aggregate left out.
-func SubsetMetrics(tasks [][]Rollout, subsetKey string, score ScoreFunc, answerKey string) *Metrics {
-	var order []string
-	subsets := map[string][][]Rollout{}
-	for _, t := range tasks {
+func SubsetMetrics(tasks Tasks, subsetKey string, score ScoreFunc, answerKey string) (*Metrics, error) {
+	subsetOf := func(t []Rollout) (string, bool) {
 		if len(t) == 0 {
-			continue
+			return "", false
 		}
-		name, ok := pyStrIfTruthy(t[0].get(subsetKey))
-		if !ok {
-			continue
-		}
-		if _, seen := subsets[name]; !seen {
+		return pyStrIfTruthy(t[0].get(subsetKey))
+	}
+	var order []string
+	seen := map[string]bool{}
+	err := tasks(func(t []Rollout) error {
+		if name, ok := subsetOf(t); ok && !seen[name] {
+			seen[name] = true
 			order = append(order, name)
 		}
-		subsets[name] = append(subsets[name], t)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	m := NewMetrics()
 	for _, name := range order {
-		sub := PassMajorityMetrics(subsets[name], score, answerKey)
+		subset := func(yield func([]Rollout) error) error {
+			return tasks(func(t []Rollout) error {
+				if n, ok := subsetOf(t); ok && n == name {
+					return yield(t)
+				}
+				return nil
+			})
+		}
+		sub, err := PassMajorityMetrics(subset, score, answerKey)
+		if err != nil {
+			return nil, err
+		}
 		for _, k := range sub.Keys() {
 			if k == "per_sample_aggregate" {
 				continue
@@ -331,7 +362,7 @@ func SubsetMetrics(tasks [][]Rollout, subsetKey string, score ScoreFunc, answerK
 			m.Set(name+"/"+k, v)
 		}
 	}
-	return m
+	return m, nil
 }
 
 // pyStrIfTruthy renders a JSON scalar as Python's str() would, when Python

@@ -9,7 +9,7 @@ import (
 )
 
 // tasksOf builds tasks from rollout objects, one JSON array per task.
-func tasksOf(t *testing.T, tasks ...string) [][]Rollout {
+func tasksOf(t *testing.T, tasks ...string) Tasks {
 	t.Helper()
 	var out [][]Rollout
 	for ti, task := range tasks {
@@ -23,7 +23,25 @@ func tasksOf(t *testing.T, tasks ...string) [][]Rollout {
 		}
 		out = append(out, rs)
 	}
-	return out
+	return TasksOf(out)
+}
+
+func passMajority(t *testing.T, tasks Tasks, score ScoreFunc, answerKey string) *Metrics {
+	t.Helper()
+	m, err := PassMajorityMetrics(tasks, score, answerKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func subsetMetrics(t *testing.T, tasks Tasks, subsetKey string, score ScoreFunc, answerKey string) *Metrics {
+	t.Helper()
+	m, err := SubsetMetrics(tasks, subsetKey, score, answerKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 func expectMetrics(t *testing.T, m *Metrics, want map[string]float64) {
@@ -44,7 +62,7 @@ func expectMetrics(t *testing.T, m *Metrics, want map[string]float64) {
 
 func TestPassMajority(t *testing.T) {
 	// Upstream's test_compute_metrics_handles_no_answer and friends.
-	m := PassMajorityMetrics(tasksOf(t,
+	m := passMajority(t, tasksOf(t,
 		`[{"reward":0.0,"extracted_answer":null},{"reward":1.0,"extracted_answer":"42"}]`,
 	), nil, "extracted_answer")
 	expectMetrics(t, m, map[string]float64{
@@ -60,7 +78,7 @@ func TestPassMajority(t *testing.T) {
 		t.Errorf("per_sample_aggregate %s", b)
 	}
 
-	m = PassMajorityMetrics(tasksOf(t,
+	m = passMajority(t, tasksOf(t,
 		`[{"reward":1.0,"extracted_answer":"A"},{"reward":1.0,"extracted_answer":"A"}]`,
 		`[{"reward":0.0,"extracted_answer":null},{"reward":0.0,"extracted_answer":null}]`,
 	), nil, "extracted_answer")
@@ -68,7 +86,7 @@ func TestPassMajority(t *testing.T) {
 
 	// Ties average the tied scores; only the first k rollouts vote, and
 	// null answers among them are dropped rather than replaced (errata E5).
-	m = PassMajorityMetrics(tasksOf(t,
+	m = passMajority(t, tasksOf(t,
 		`[{"reward":0.0,"extracted_answer":"B"},{"reward":1.0,"extracted_answer":"C"},{"reward":1.0,"extracted_answer":"C"}]`,
 		`[{"reward":0.0,"extracted_answer":null},{"reward":1.0,"extracted_answer":"7"},{"reward":0.0,"extracted_answer":"8"}]`,
 	), nil, "extracted_answer")
@@ -81,21 +99,21 @@ func TestPassMajority(t *testing.T) {
 	})
 
 	// Numbers compare by value when voting: 7 and 7.0 are one answer.
-	m = PassMajorityMetrics(tasksOf(t, `[{"reward":1,"extracted_answer":7},{"reward":1.0,"extracted_answer":7.0},{"reward":0,"extracted_answer":8}]`), nil, "extracted_answer")
+	m = passMajority(t, tasksOf(t, `[{"reward":1,"extracted_answer":7},{"reward":1.0,"extracted_answer":7.0},{"reward":0,"extracted_answer":8}]`), nil, "extracted_answer")
 	expectMetrics(t, m, map[string]float64{"majority@3/accuracy": 100})
 
 	// Continuous scores: pass@k is the max of the first k.
-	m = PassMajorityMetrics(tasksOf(t, `[{"reward":0.25},{"reward":0.75},{"reward":0.5}]`), nil, "")
+	m = passMajority(t, tasksOf(t, `[{"reward":0.25},{"reward":0.75},{"reward":0.5}]`), nil, "")
 	expectMetrics(t, m, map[string]float64{
 		"pass@1/accuracy": 25, "pass@2/accuracy": 75, "pass@3/accuracy": 75,
 		"majority@1/accuracy": math.NaN(), "pass@1/no_answer": math.NaN(),
 	})
 
 	// Tasks with fewer rollouts drop out of pass@k for larger k.
-	m = PassMajorityMetrics(tasksOf(t, `[{"reward":1}]`, `[{"reward":0},{"reward":0}]`), nil, "")
+	m = passMajority(t, tasksOf(t, `[{"reward":1}]`, `[{"reward":0},{"reward":0}]`), nil, "")
 	expectMetrics(t, m, map[string]float64{"pass@1/accuracy": 50, "pass@2/accuracy": 0, "pass@1[avg-of-2]/accuracy": 50})
 
-	if PassMajorityMetrics(nil, nil, "x").Len() != 0 {
+	if passMajority(t, TasksOf(nil), nil, "x").Len() != 0 {
 		t.Error("no tasks: want no metrics")
 	}
 }
@@ -110,7 +128,7 @@ func TestPassMajorityCustomScores(t *testing.T) {
 		}
 		return out
 	}
-	m := PassMajorityMetrics(tasksOf(t,
+	m := passMajority(t, tasksOf(t,
 		`[{"reward":1.0,"library_reward":0.0,"judge_evaluations":[{}],"extracted_answer":"x"},{"reward":1.0,"library_reward":1.0,"judge_evaluations":null,"extracted_answer":"y"}]`,
 	), score, "extracted_answer")
 	var names []string
@@ -126,7 +144,7 @@ func TestPassMajorityCustomScores(t *testing.T) {
 }
 
 func TestSubsetMetrics(t *testing.T) {
-	m := SubsetMetrics(tasksOf(t,
+	m := subsetMetrics(t, tasksOf(t,
 		`[{"reward":1,"difficulty":"easy"},{"reward":1}]`,
 		`[{"reward":0,"difficulty":"hard"},{"reward":1}]`,
 		`[{"reward":0,"difficulty":""},{"reward":0}]`,
@@ -173,7 +191,7 @@ func TestHighestKMetrics(t *testing.T) {
 }
 
 func TestSubsetNames(t *testing.T) {
-	m := SubsetMetrics(tasksOf(t,
+	m := subsetMetrics(t, tasksOf(t,
 		`[{"reward":1,"level":3}]`, `[{"reward":1,"level":2.5}]`, `[{"reward":1,"level":true}]`,
 		`[{"reward":1,"level":0}]`, `[{"reward":1,"level":false}]`, `[{"reward":1,"level":null}]`, `[{"reward":1,"level":["x"]}]`,
 	), "level", nil, "")

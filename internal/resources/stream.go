@@ -43,28 +43,26 @@ func (h handler) AggregateRows(rows func(yield func(row []byte) error) error, di
 // rows is called more than once and must yield the same rows each time; a
 // row is only read during its yield.
 //
-// When the rows come in ascending task order and no ComputeMetrics hook
-// needs them all, nothing of a rollout is held: a first pass finds the
-// columns and spills their values to a temporary file in dir ("" for the
-// system's), the agent-level statistics are computed one column at a time
-// (the medians need all of a column's values), and a second pass writes
-// each task's group as soon as its rollouts are read. Otherwise the rows
-// are held and Aggregate runs.
+// When the rows come in ascending task order, nothing of a rollout is
+// held: a first pass finds the columns and spills their values to a
+// temporary file in dir ("" for the system's), the agent-level statistics
+// are computed one column at a time (the medians need all of a column's
+// values), a ComputeMetrics hook reads the rows again a task at a time, and
+// a last pass writes each task's group as soon as its rollouts are read.
+// Otherwise the rows are held and Aggregate runs.
 func AggregateRows(rows func(yield func(row []byte) error) error, hooks MetricsHooks, dir string, w io.Writer) error {
-	if hooks.ComputeMetrics == nil {
-		s, err := profileRows(rows, dir)
-		if s != nil {
-			defer s.values.close()
+	s, err := profileRows(rows, dir)
+	if s != nil {
+		defer s.values.close()
+	}
+	if err != nil || s != nil {
+		if err == nil {
+			err = s.write(rows, hooks, w)
 		}
-		if err != nil || s != nil {
-			if err == nil {
-				err = s.write(rows, hooks, w)
-			}
-			return err
-		}
+		return err
 	}
 	var held []json.RawMessage
-	err := rows(func(row []byte) error {
+	err = rows(func(row []byte) error {
 		held = append(held, bytes.Clone(row))
 		return nil
 	})
@@ -252,6 +250,14 @@ func (s *rowStats) write(rows func(yield func(row []byte) error) error, hooks Me
 		return perRepeat[slot][c], present[slot][c]
 	})
 	acrossRepeats(repeats, agent)
+	var perTask map[int64][]*Metrics
+	if hooks.ComputeMetrics != nil {
+		custom, err := hooks.ComputeMetrics(rowTasks(rows))
+		if err != nil {
+			return err
+		}
+		perTask = customMetrics(custom, agent)
+	}
 	agent.Set("num_repeats", int64(max(len(repeats), 1)))
 	for _, r := range repeats {
 		r.Delete("agent_ref")
@@ -279,6 +285,7 @@ func (s *rowStats) write(rows func(yield func(row []byte) error) error, hooks Me
 			if err != nil {
 				return err
 			}
+			mergeTaskMetrics(m, perTask[task])
 			g.rows = g.rows[:0]
 			return emit(m)
 		}
@@ -309,6 +316,36 @@ func (s *rowStats) write(rows func(yield func(row []byte) error) error, hooks Me
 		}
 		return err
 	})
+}
+
+// rowTasks is Tasks over rows in ascending task order: each reading reads
+// the rows again and holds one task's.
+func rowTasks(rows func(yield func(row []byte) error) error) Tasks {
+	return func(yield func([]Rollout) error) error {
+		p := &profiler{colIndex: map[string]int{}}
+		var task []Rollout
+		i := 0
+		err := rows(func(raw []byte) error {
+			_, t, r, err := p.parseVerifyResponse(i, raw)
+			if err != nil {
+				return err
+			}
+			i++
+			if len(task) > 0 && t != task[0].TaskIndex {
+				if err := yield(task); err != nil {
+					return err
+				}
+				clear(task)
+				task = task[:0]
+			}
+			task = append(task, Rollout{TaskIndex: t, RolloutIndex: r, Raw: bytes.Clone(raw)})
+			return nil
+		})
+		if err == nil && len(task) > 0 {
+			err = yield(task)
+		}
+		return err
+	}
 }
 
 // parseVerifyResponse checks one /aggregate_metrics input as Aggregate

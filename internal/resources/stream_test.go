@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -38,8 +40,8 @@ func aggregateBothWays(in []json.RawMessage, hooks MetricsHooks) (want, got stri
 	return want, buf.String(), wantErr, gotErr
 }
 
-// AggregateRows writes Aggregate's bytes, streamed (rows in task order) or
-// not (out of order, or a hook that needs every row).
+// AggregateRows writes Aggregate's bytes, streamed (rows in task order, a
+// hook reading them again by task) or not (out of order).
 func TestAggregateRowsIsAggregate(t *testing.T) {
 	keyHook := MetricsHooks{KeyMetrics: func(agent *Metrics) *Metrics {
 		k := NewMetrics()
@@ -47,7 +49,33 @@ func TestAggregateRowsIsAggregate(t *testing.T) {
 		k.Set("max/reward", v)
 		return k
 	}}
-	computeHook := MetricsHooks{ComputeMetrics: func(tasks [][]Rollout) *Metrics { return PassMajorityMetrics(tasks, nil, "answer") }}
+	computeHook := MetricsHooks{ComputeMetrics: func(tasks Tasks) (*Metrics, error) { return PassMajorityMetrics(tasks, nil, "answer") }}
+	subsetHook := MetricsHooks{ComputeMetrics: func(tasks Tasks) (*Metrics, error) { return SubsetMetrics(tasks, "kind", nil, "answer") }}
+	// A hook that reads the tasks twice and sets a metric on each task's
+	// group, and one on a task that has none.
+	perTaskHook := MetricsHooks{ComputeMetrics: func(tasks Tasks) (*Metrics, error) {
+		var list []*Metrics
+		for range 2 {
+			list = list[:0]
+			err := tasks(func(task []Rollout) error {
+				pt := NewMetrics()
+				pt.Set(TaskIndexKey, task[0].TaskIndex)
+				pt.Set("rollouts_seen", int64(len(task)))
+				list = append(list, pt)
+				return nil
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+		ghost := NewMetrics()
+		ghost.Set(TaskIndexKey, int64(99))
+		ghost.Set("rollouts_seen", int64(1))
+		m := NewMetrics()
+		m.Set("tasks_seen", int64(len(list)))
+		m.Set("per_task_metrics", append(list, ghost))
+		return m, nil
+	}}
 	tests := []struct {
 		name  string
 		hooks MetricsHooks
@@ -94,6 +122,25 @@ func TestAggregateRowsIsAggregate(t *testing.T) {
 			`{"_ng_task_index":0,"_ng_rollout_index":0,"reward":1,"answer":"A"}`,
 			`{"_ng_task_index":0,"_ng_rollout_index":1,"reward":0,"answer":"B"}`,
 			`{"_ng_task_index":1,"_ng_rollout_index":0,"reward":1,"answer":"A"}`,
+		}},
+		{"subset hook", subsetHook, []string{
+			`{"_ng_task_index":0,"_ng_rollout_index":0,"reward":1,"answer":"A","kind":"x"}`,
+			`{"_ng_task_index":0,"_ng_rollout_index":1,"reward":0,"answer":"B","kind":"x"}`,
+			`{"_ng_task_index":1,"_ng_rollout_index":0,"reward":1,"answer":"A","kind":"y"}`,
+			`{"_ng_task_index":2,"_ng_rollout_index":0,"reward":0,"answer":null,"kind":"x"}`,
+		}},
+		{"per-task hook", perTaskHook, []string{
+			`{"_ng_task_index":0,"_ng_rollout_index":1,"reward":1}`,
+			`{"_ng_task_index":0,"_ng_rollout_index":0,"reward":0}`,
+			`{"_ng_task_index":4,"_ng_rollout_index":0,"reward":1}`,
+			`{"_ng_task_index":7,"_ng_rollout_index":0,"reward":1}`,
+			`{"_ng_task_index":7,"_ng_rollout_index":1,"reward":1}`,
+			`{"_ng_task_index":7,"_ng_rollout_index":0,"reward":1}`,
+		}},
+		{"per-task hook, rows out of order", perTaskHook, []string{
+			`{"_ng_task_index":7,"_ng_rollout_index":0,"reward":1}`,
+			`{"_ng_task_index":0,"_ng_rollout_index":1,"reward":1}`,
+			`{"_ng_task_index":7,"_ng_rollout_index":1,"reward":0}`,
 		}},
 		{"bad JSON", MetricsHooks{}, []string{`{"_ng_task_index":0,"reward":1}`, `{bad`}},
 		{"not an object", MetricsHooks{}, []string{`[1]`}},
@@ -202,4 +249,21 @@ func FuzzAggregateRows(f *testing.F) {
 			t.Fatalf("AggregateRows:\n%s\nAggregate:\n%s", got, want)
 		}
 	})
+}
+
+// A rows source that fails while a hook reads it fails the aggregate.
+func TestAggregateRowsHookReadError(t *testing.T) {
+	in := rows(`{"_ng_task_index":0,"reward":1}`, `{"_ng_task_index":1,"reward":0}`)
+	broken := errors.New("disk gone")
+	readings := 0
+	source := func(yield func(row []byte) error) error {
+		if readings++; readings == 2 { // the hook's first reading
+			return broken
+		}
+		return eachRow(in)(yield)
+	}
+	hooks := MetricsHooks{ComputeMetrics: func(tasks Tasks) (*Metrics, error) { return PassMajorityMetrics(tasks, nil, "") }}
+	if err := AggregateRows(source, hooks, "", io.Discard); !errors.Is(err, broken) {
+		t.Errorf("AggregateRows = %v, want the reading's error", err)
+	}
 }

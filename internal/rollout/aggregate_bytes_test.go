@@ -48,7 +48,7 @@ func TestAggregateBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	hooked, err := resources.Handler(resources.Options{Verify: verify, Metrics: resources.MetricsHooks{
-		ComputeMetrics: func(tasks [][]resources.Rollout) *resources.Metrics {
+		ComputeMetrics: func(tasks resources.Tasks) (*resources.Metrics, error) {
 			return resources.PassMajorityMetrics(tasks, nil, "extracted_answer")
 		},
 	}})

@@ -124,7 +124,7 @@ func BenchmarkAggregateMemory(b *testing.B) {
 	// mcqa's and math_with_judge's compute_metrics hook, which needs every
 	// rollout at once.
 	hooked, err := resources.Handler(resources.Options{Verify: verify, Metrics: resources.MetricsHooks{
-		ComputeMetrics: func(tasks [][]resources.Rollout) *resources.Metrics {
+		ComputeMetrics: func(tasks resources.Tasks) (*resources.Metrics, error) {
 			return resources.PassMajorityMetrics(tasks, nil, "extracted_answer")
 		},
 	}})

@@ -171,9 +171,15 @@ func F1(predicted []string, expected map[string]bool, parseFailed bool) float64 
 
 // computeMetrics is pass@k over the (continuous) F1 reward, overall and per
 // problem_type, the subset keys spelled problem_type=<value>/....
-func computeMetrics(tasks [][]resources.Rollout) *resources.Metrics {
-	m := resources.PassMajorityMetrics(tasks, resources.RewardAccuracy, "")
-	sub := resources.SubsetMetrics(tasks, "problem_type", resources.RewardAccuracy, "")
+func computeMetrics(tasks resources.Tasks) (*resources.Metrics, error) {
+	m, err := resources.PassMajorityMetrics(tasks, resources.RewardAccuracy, "")
+	if err != nil {
+		return nil, err
+	}
+	sub, err := resources.SubsetMetrics(tasks, "problem_type", resources.RewardAccuracy, "")
+	if err != nil {
+		return nil, err
+	}
 	for _, k := range sub.Keys() {
 		v, _ := sub.Get(k)
 		if strings.Contains(k, "/") {
@@ -181,7 +187,7 @@ func computeMetrics(tasks [][]resources.Rollout) *resources.Metrics {
 		}
 		m.Set(k, v)
 	}
-	return m
+	return m, nil
 }
 
 func keyMetrics(agent *resources.Metrics) *resources.Metrics {

@@ -331,7 +331,7 @@ func mathScores(r resources.Rollout) []resources.Score {
 	return out
 }
 
-func computeMetrics(tasks [][]resources.Rollout) *resources.Metrics {
+func computeMetrics(tasks resources.Tasks) (*resources.Metrics, error) {
 	return resources.PassMajorityMetrics(tasks, mathScores, "extracted_answer")
 }
 

@@ -492,7 +492,7 @@ func normalizeExtracted(s string) string {
 	return resources.PyStrip(localizedLetters.Replace(nfkcLite(s)))
 }
 
-func computeMetrics(tasks [][]resources.Rollout) *resources.Metrics {
+func computeMetrics(tasks resources.Tasks) (*resources.Metrics, error) {
 	return resources.PassMajorityMetrics(tasks, resources.RewardAccuracy, "extracted_answer")
 }
 
