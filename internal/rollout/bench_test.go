@@ -106,8 +106,8 @@ func (countingAggregator) AggregateMetrics(_ context.Context, _ string, in Aggre
 // written out of order, then the metrics of a Go resources server, without
 // hooks or with a compute_metrics hook) over recorded rollouts, each made
 // distinct; reports the peak of the heap (live and not yet collected),
-// sampled every millisecond, in bytes per rollout and in MiB, which
-// without hooks must not grow with the rollouts.
+// sampled every millisecond, in bytes per rollout and in MiB, which must
+// not grow with the rollouts.
 func BenchmarkAggregateMemory(b *testing.B) {
 	recorded, err := os.ReadFile("../../resources_servers/example_single_tool_call/data/example_rollouts.jsonl")
 	if err != nil {
@@ -121,8 +121,8 @@ func BenchmarkAggregateMemory(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	// mcqa's and math_with_judge's compute_metrics hook, which needs every
-	// rollout at once.
+	// mcqa's and math_with_judge's compute_metrics hook, which reads the
+	// rollouts twice, a task at a time.
 	hooked, err := resources.Handler(resources.Options{Verify: verify, Metrics: resources.MetricsHooks{
 		ComputeMetrics: func(tasks resources.Tasks) (*resources.Metrics, error) {
 			return resources.PassMajorityMetrics(tasks, nil, "extracted_answer")
@@ -135,7 +135,7 @@ func BenchmarkAggregateMemory(b *testing.B) {
 		name string
 		h    http.Handler
 		n    int
-	}{{"plain", plain, 10000}, {"plain", plain, 100000}, {"hooks", hooked, 10000}, {"hooks", hooked, 100000}} {
+	}{{"plain", plain, 10000}, {"plain", plain, 100000}, {"hooks", hooked, 10000}, {"hooks", hooked, 100000}, {"hooks", hooked, 400000}} {
 		h, n := c.h, c.n
 		b.Run(c.name+"/"+strconv.Itoa(n), func(b *testing.B) {
 			dir := b.TempDir()
