@@ -159,7 +159,11 @@ func Aggregate(verifyResponses []json.RawMessage, hooks MetricsHooks) (*Aggregat
 			perfs = append(perfs, perf)
 		}
 	}
-	out.PerfSummary = PerfSummary(perfs, len(verifyResponses))
+	perf, err := PerfSummary(perfs, len(verifyResponses))
+	if err != nil {
+		return nil, err
+	}
+	out.PerfSummary = perf
 
 	taskIDs, byTask := p.tasks()
 	groupByTask := make(map[int64]*Metrics, len(taskIDs))

@@ -53,7 +53,7 @@ func (h handler) AggregateRows(rows func(yield func(row []byte) error) error, di
 func AggregateRows(rows func(yield func(row []byte) error) error, hooks MetricsHooks, dir string, w io.Writer) error {
 	s, err := profileRows(rows, dir)
 	if s != nil {
-		defer s.values.close()
+		defer s.close()
 	}
 	if err != nil || s != nil {
 		if err == nil {
@@ -133,7 +133,12 @@ type rowStats struct {
 	repeat  map[int64]int // rollout index → repeats[i]
 	last    []int64       // the last task each repeat had
 	tasks   int
-	perfs   []gjson.Result
+	perf    *perfSummarizer
+}
+
+func (s *rowStats) close() {
+	s.values.close()
+	s.perf.close()
 }
 
 // errUnordered stops the first pass at a task before the previous one.
@@ -143,7 +148,7 @@ var errUnordered = errors.New("the rows are not in task order")
 // in ascending task order, so that a task's group cannot be written as
 // soon as it is read.
 func profileRows(rows func(yield func(row []byte) error) error, dir string) (*rowStats, error) {
-	s := &rowStats{p: &profiler{colIndex: map[string]int{}}, repeat: map[int64]int{}, values: &valueSpill{dir: dir}}
+	s := &rowStats{p: &profiler{colIndex: map[string]int{}}, repeat: map[int64]int{}, values: &valueSpill{dir: dir}, perf: newPerfSummarizer(dir)}
 	p := s.p
 	i := 0
 	var prevTask int64
@@ -159,7 +164,9 @@ func profileRows(rows func(yield func(row []byte) error) error, dir string) (*ro
 			s.tasks++
 		}
 		if perf := gjson.GetBytes(raw, "ng_perf"); perf.IsObject() {
-			s.perfs = append(s.perfs, gjson.Parse(string(perf.Raw)))
+			if err := s.perf.add(perf); err != nil {
+				return err
+			}
 		}
 		row, _ := p.record(top, task, rollout, 0, nil, true, false)
 		r, ok := s.repeat[rollout]
@@ -184,7 +191,7 @@ func profileRows(rows func(yield func(row []byte) error) error, dir string) (*ro
 		return nil
 	})
 	if errors.Is(err, errUnordered) {
-		s.values.close()
+		s.close()
 		return nil, nil
 	}
 	return s, err
@@ -268,7 +275,11 @@ func (s *rowStats) write(rows func(yield func(row []byte) error) error, hooks Me
 	}
 
 	// The groups: the same columns, each task's rollouts read again.
-	reply := &AggregateMetrics{AgentMetrics: agent, KeyMetrics: key, PerfSummary: PerfSummary(s.perfs, p.n), RepeatLevelMetrics: repeats}
+	perf, err := s.perf.summary(p.n)
+	if err != nil {
+		return err
+	}
+	reply := &AggregateMetrics{AgentMetrics: agent, KeyMetrics: key, PerfSummary: perf, RepeatLevelMetrics: repeats}
 	return writeAggregate(w, reply, func(emit func(*Metrics) error) error {
 		g := &profiler{cols: p.cols, colIndex: p.colIndex, vals: p.vals}
 		i := 0

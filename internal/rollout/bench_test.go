@@ -104,10 +104,10 @@ func (countingAggregator) AggregateMetrics(_ context.Context, _ string, in Aggre
 
 // BenchmarkAggregateMemory: `gym eval aggregate`'s work (merge four shards
 // written out of order, then the metrics of a Go resources server, without
-// hooks or with a compute_metrics hook) over recorded rollouts, each made
-// distinct; reports the peak of the heap (live and not yet collected),
-// sampled every millisecond, in bytes per rollout and in MiB, which must
-// not grow with the rollouts.
+// hooks, with a compute_metrics hook, or with model-call capture's ng_perf)
+// over recorded rollouts, each made distinct; reports the peak of the heap
+// (live and not yet collected), sampled every millisecond, in bytes per
+// rollout and in MiB, which must not grow with the rollouts.
 func BenchmarkAggregateMemory(b *testing.B) {
 	recorded, err := os.ReadFile("../../resources_servers/example_single_tool_call/data/example_rollouts.jsonl")
 	if err != nil {
@@ -135,7 +135,8 @@ func BenchmarkAggregateMemory(b *testing.B) {
 		name string
 		h    http.Handler
 		n    int
-	}{{"plain", plain, 10000}, {"plain", plain, 100000}, {"hooks", hooked, 10000}, {"hooks", hooked, 100000}, {"hooks", hooked, 400000}} {
+	}{{"plain", plain, 10000}, {"plain", plain, 100000}, {"hooks", hooked, 10000}, {"hooks", hooked, 100000}, {"hooks", hooked, 400000},
+		{"perf", plain, 10000}, {"perf", plain, 100000}, {"perf", plain, 400000}} {
 		h, n := c.h, c.n
 		b.Run(c.name+"/"+strconv.Itoa(n), func(b *testing.B) {
 			dir := b.TempDir()
@@ -144,6 +145,10 @@ func BenchmarkAggregateMemory(b *testing.B) {
 				task := i / 4
 				row := `{"agent_ref":{"name":"agent"},"_ng_task_index":` + strconv.Itoa(task) + `,"_ng_rollout_index":` + strconv.Itoa(i%4) +
 					`,"id":` + strconv.Itoa(i) + `,"extracted_answer":"` + string(rune('A'+i%3)) + `",` + lines[i%len(lines)][1:]
+				if c.name == "perf" { // model-call capture's ng_perf
+					row = row[:len(row)-1] + `,"ng_perf":{"num_turns":` + strconv.Itoa(1+i%3) + `,"prompt_tokens":` + strconv.Itoa(100+i%97) +
+						`,"completion_tokens":` + strconv.Itoa(i%53) + `,"total_latency_ms":` + strconv.FormatFloat(float64(i%1000)/7, 'f', -1, 64) + `}}`
+				}
 				shards[task%4].WriteString(row + "\n")
 			}
 			var files []string
