@@ -70,7 +70,10 @@ func TestPerfSummaryMatchesNeMoGym(t *testing.T) {
 		}
 		list := "[" + strings.Join(perfs, ",") + "]"
 		lines = append(lines, fmt.Sprintf(`{"perfs":%s,"total":%d}`, list, total))
-		got := resources.PerfSummary(gjson.Parse(list).Array(), total)
+		got, err := resources.PerfSummary(gjson.Parse(list).Array(), total)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if got == nil {
 			got = json.RawMessage("null")
 		}
