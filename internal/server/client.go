@@ -155,7 +155,11 @@ func NewClient(opts ClientOptions) *Client {
 		now:           time.Now,
 	}
 	c.TrustServers(opts.RunServers)
-	c.http = &http.Client{Transport: transport, Timeout: opts.Timeout, CheckRedirect: c.checkRedirect}
+	c.http = &http.Client{
+		Transport:     newH1Transport(dialer.DialContext, opts.MaxConnsPerHost, clientKeepAlive, transport),
+		Timeout:       opts.Timeout,
+		CheckRedirect: c.checkRedirect,
+	}
 	return c
 }
 

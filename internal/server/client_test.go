@@ -454,7 +454,11 @@ func TestPostJSONUpstreamError(t *testing.T) {
 
 func TestNewClientDefaults(t *testing.T) {
 	c := NewClient(ClientOptions{})
-	tr := c.http.Transport.(*http.Transport)
+	h1 := c.http.Transport.(*h1Transport)
+	if h1.maxConns != 1024 || h1.idleTimeout != 15*time.Second {
+		t.Errorf("plain-http transport %+v", h1)
+	}
+	tr := h1.fallback.(*http.Transport)
 	if tr.MaxConnsPerHost != 1024 || tr.MaxIdleConnsPerHost != 1024 || tr.MaxIdleConns != 0 || tr.IdleConnTimeout != 15*time.Second || !tr.ForceAttemptHTTP2 || tr.Proxy != nil {
 		t.Errorf("transport %+v", tr)
 	}

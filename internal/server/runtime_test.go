@@ -137,8 +137,9 @@ func TestFromEnv(t *testing.T) {
 			name: "connector limit from the config",
 			env:  env("global_aiohttp_connector_limit_per_host: 7\nsrv: {t: {i: {host: h, port: 1}}}\n", "srv"),
 			check: func(t *testing.T, rt *Runtime) {
-				if got := rt.Client.http.Transport.(*http.Transport).MaxConnsPerHost; got != 7 {
-					t.Errorf("MaxConnsPerHost = %d", got)
+				h1 := rt.Client.http.Transport.(*h1Transport)
+				if got := h1.fallback.(*http.Transport).MaxConnsPerHost; got != 7 || h1.maxConns != 7 {
+					t.Errorf("MaxConnsPerHost = %d, plain http's %d", got, h1.maxConns)
 				}
 			},
 		},
