@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/nemo-gym-go/gym/internal/server"
 )
 
 const (
@@ -59,7 +61,7 @@ func newTransport(opts UpstreamOptions, u *url.URL) http.RoundTripper {
 		IdleConnTimeout:     idleConnTimeout,
 	}
 	if u.Scheme != "https" {
-		return h1
+		return server.PlainHTTPTransport(dialer.DialContext, opts.MaxConnsPerHost, idleConnTimeout, h1)
 	}
 	dials := maxHTTP2Dials
 	if opts.MaxConnsPerHost > 0 {

@@ -16,7 +16,7 @@ import (
 
 // h1Transport carries plain-http requests over HTTP/1.1 the way
 // http.Transport does — pooled keep-alive connections, at most maxConns
-// per host, idle ones closed after idleTimeout, gzip asked for and undone,
+// per host (0: no limit), idle ones closed after idleTimeout, gzip asked for and undone,
 // the request's context closing its connection — but writes each request
 // and reads its response on the caller's goroutine. http.Transport runs two
 // goroutines per connection and hands every request and response between
@@ -53,6 +53,14 @@ type h1Conn struct {
 
 func newH1Transport(dial func(ctx context.Context, network, addr string) (net.Conn, error), maxConns int, idleTimeout time.Duration, fallback http.RoundTripper) *h1Transport {
 	return &h1Transport{dial: dial, maxConns: maxConns, idleTimeout: idleTimeout, fallback: fallback, hosts: map[string]*h1Host{}}
+}
+
+// PlainHTTPTransport is the transport Client uses, for callers with their
+// own client: plain-http requests over HTTP/1.1 on the caller's goroutine,
+// dialled with dial, at most maxConns connections per host (0: no limit),
+// idle ones closed after idleTimeout; https requests go to fallback.
+func PlainHTTPTransport(dial func(ctx context.Context, network, addr string) (net.Conn, error), maxConns int, idleTimeout time.Duration, fallback http.RoundTripper) http.RoundTripper {
+	return newH1Transport(dial, maxConns, idleTimeout, fallback)
 }
 
 // RoundTrip implements http.RoundTripper.
@@ -106,7 +114,7 @@ func (t *h1Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return resp, nil
 	}
-	resp.Body = &h1Body{body: resp.Body, t: t, c: c, stop: stop, reusable: reusable}
+	resp.Body = &h1Body{ctx: ctx, body: resp.Body, t: t, c: c, stop: stop, reusable: reusable}
 	if gzipAsked && strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
 		resp.Header.Del("Content-Encoding")
 		resp.Header.Del("Content-Length")
@@ -154,7 +162,10 @@ func (t *h1Transport) conn(ctx context.Context, addr string) (*h1Conn, error) {
 	t.mu.Lock()
 	h := t.hosts[addr]
 	if h == nil {
-		h = &h1Host{slots: make(chan struct{}, t.maxConns)}
+		h = &h1Host{}
+		if t.maxConns > 0 {
+			h.slots = make(chan struct{}, t.maxConns)
+		}
 		t.hosts[addr] = h
 	}
 	for len(h.idle) > 0 {
@@ -165,6 +176,10 @@ func (t *h1Transport) conn(ctx context.Context, addr string) (*h1Conn, error) {
 			return c, nil
 		}
 		t.discard(c)
+	}
+	if h.slots == nil {
+		t.mu.Unlock()
+		return t.dialNew(ctx, h, addr)
 	}
 	select {
 	case h.slots <- struct{}{}:
@@ -204,7 +219,7 @@ func (t *h1Transport) stopWaiting(h *h1Host, handed chan *h1Conn) {
 func (t *h1Transport) dialNew(ctx context.Context, h *h1Host, addr string) (*h1Conn, error) {
 	nc, err := t.dial(ctx, "tcp", addr)
 	if err != nil {
-		<-h.slots
+		freeSlot(h)
 		return nil, err
 	}
 	return &h1Conn{Conn: nc, host: h, br: bufio.NewReaderSize(nc, 16<<10), bw: bufio.NewWriterSize(nc, 16<<10)}, nil
@@ -231,7 +246,13 @@ func (t *h1Transport) release(c *h1Conn) {
 // discard closes c and frees its slot.
 func (t *h1Transport) discard(c *h1Conn) {
 	c.Close()
-	<-c.host.slots
+	freeSlot(c.host)
+}
+
+func freeSlot(h *h1Host) {
+	if h.slots != nil {
+		<-h.slots
+	}
 }
 
 // closeExpired closes the connections idle for idleTimeout, and runs again
@@ -285,6 +306,7 @@ func (t *h1Transport) CloseIdleConnections() {
 // h1Body is a response body that gives its connection back once read to
 // the end, and closes it when abandoned before.
 type h1Body struct {
+	ctx      context.Context
 	body     io.ReadCloser
 	t        *h1Transport
 	c        *h1Conn
@@ -294,10 +316,15 @@ type h1Body struct {
 	done     bool
 }
 
+// Read reads the body; a read cut off by the request's context ending
+// fails with the context's cause, as http.Transport's does.
 func (b *h1Body) Read(p []byte) (int, error) {
 	n, err := b.body.Read(p)
 	if err != nil {
 		b.finish(err == io.EOF)
+		if err != io.EOF && b.ctx.Err() != nil {
+			err = context.Cause(b.ctx)
+		}
 	}
 	return n, err
 }

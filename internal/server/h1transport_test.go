@@ -246,6 +246,28 @@ func TestH1TransportLimitsConnections(t *testing.T) {
 	if p := peak.Load(); p != 2 {
 		t.Errorf("%d requests at once, want 2", p)
 	}
+
+	// No limit: all at once.
+	release = make(chan struct{})
+	peak.Store(0)
+	unlimited := testH1Transport(0, time.Minute)
+	for range 5 {
+		wg.Go(func() {
+			req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+			if resp, err := unlimited.RoundTrip(req); err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		})
+	}
+	for deadline := time.Now().Add(5 * time.Second); peak.Load() < 5 && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	close(release)
+	wg.Wait()
+	if p := peak.Load(); p != 5 {
+		t.Errorf("no limit: %d requests at once, want 5", p)
+	}
 }
 
 // Cancelling a request's context closes its connection at once, in the
@@ -272,8 +294,8 @@ func TestH1TransportCancel(t *testing.T) {
 	go func() { _, err := io.ReadAll(resp.Body); done <- err }()
 	select {
 	case err := <-done:
-		if err == nil {
-			t.Error("reading the body of a cancelled request ended without an error")
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("reading the body of a cancelled request: %v, want the context's error", err)
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("cancelling did not stop the body's reading")
