@@ -105,7 +105,9 @@ func (t *h1Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			break
 		}
 	}
-	reusable := !resp.Close && !req.Close
+	// After a 101 the connection speaks another protocol; gym asks for
+	// no upgrade, and such a connection is never used again.
+	reusable := !resp.Close && !req.Close && resp.StatusCode != http.StatusSwitchingProtocols
 	if resp.Body == http.NoBody {
 		if stop() && reusable {
 			t.release(c)
@@ -222,7 +224,7 @@ func (t *h1Transport) dialNew(ctx context.Context, h *h1Host, addr string) (*h1C
 		freeSlot(h)
 		return nil, err
 	}
-	return &h1Conn{Conn: nc, host: h, br: bufio.NewReaderSize(nc, 16<<10), bw: bufio.NewWriterSize(nc, 16<<10)}, nil
+	return &h1Conn{Conn: nc, host: h, br: bufio.NewReaderSize(nc, 8<<10), bw: bufio.NewWriterSize(nc, 4<<10)}, nil
 }
 
 // release hands c to the first request waiting for its host, or makes it
