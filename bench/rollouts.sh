@@ -8,7 +8,8 @@
 # get_weather call for three of the five rows, verify. Each server's CPU per
 # 1000 rollouts and peak RSS follow, then the floor: bench/floor's trivial
 # Go servers making the same exchanges, in as many processes, driven the
-# same way.
+# same way, once with net/http's client and once with gym's plain-http
+# transport in the floor agent.
 #
 # CAPTURE=1 turns on model-call capture (observability_enabled): every
 # model call is then appended to its rollout's capture file, one new file
@@ -83,21 +84,33 @@ for s in "${servers[@]}"; do
 done
 
 # The floor: the same exchanges per rollout between trivial Go servers
-# (bench/floor), in as many processes, driven the same way.
+# (bench/floor), in as many processes, driven the same way; then again with
+# the floor agent calling through gym's own plain-http transport, as gym's
+# agent does (net/http's server on both).
 port() { for _ in $(seq 100); do a=$(grep -o '127.0.0.1:[0-9]*' "$1" 2>/dev/null) && { echo "$a"; return; }; sleep 0.05; done; }
-"$work/floor" -backend > "$work/floor.resources" & floors+=($!); resources_pid=$!
-"$work/floor" -backend > "$work/floor.model" & floors+=($!); model_pid=$!
-resources=$(port "$work/floor.resources"); model=$(port "$work/floor.model")
-"$work/floor" -agent -resources "http://$resources" -model "http://$model" > "$work/floor.agent" & floors+=($!); agent_pid=$!
-agent=$(port "$work/floor.agent")
-echo "floor (bench/floor, trivial Go servers, the same exchanges per rollout):"
-for c in ${CONCURRENCY:-64 256}; do
-  declare -A before=()
-  for p in $resources_pid $model_pid $agent_pid; do before[$p]=$(cpu "$p"); done
-  "$work/rundriver" -url "http://$agent" -rows "$rows" -concurrency "$c" -duration "${DURATION:-10s}" | tee "$work/level.txt"
-  n=$(grep -o '[0-9]* rollouts in' "$work/level.txt" | cut -d' ' -f1)
-  for s in resources=$resources_pid model=$model_pid agent=$agent_pid; do
-    awk -v name="floor ${s%%=*}" -v a="${before[${s#*=}]}" -v b="$(cpu "${s#*=}")" -v n="$n" \
-      'BEGIN {printf "    %-40s %6.3f CPU s per 1000 rollouts\n", name, (b - a) * 1000 / n}'
+for variant in net/http gym-client; do
+  client=()
+  [[ $variant == gym-client ]] && client=(-gym-client)
+  "$work/floor" -backend > "$work/floor.resources" & floors+=($!); resources_pid=$!
+  "$work/floor" -backend > "$work/floor.model" & floors+=($!); model_pid=$!
+  resources=$(port "$work/floor.resources"); model=$(port "$work/floor.model")
+  "$work/floor" -agent "${client[@]}" -resources "http://$resources" -model "http://$model" > "$work/floor.agent" & floors+=($!); agent_pid=$!
+  agent=$(port "$work/floor.agent")
+  if [[ $variant == net/http ]]; then
+    echo "floor (bench/floor, trivial Go servers, the same exchanges per rollout):"
+  else
+    echo "floor, its agent calling through gym's plain-http transport (bench/floor -gym-client):"
+  fi
+  for c in ${CONCURRENCY:-64 256}; do
+    declare -A before=()
+    for p in $resources_pid $model_pid $agent_pid; do before[$p]=$(cpu "$p"); done
+    "$work/rundriver" -url "http://$agent" -rows "$rows" -concurrency "$c" -duration "${DURATION:-10s}" | tee "$work/level.txt"
+    n=$(grep -o '[0-9]* rollouts in' "$work/level.txt" | cut -d' ' -f1)
+    for s in resources=$resources_pid model=$model_pid agent=$agent_pid; do
+      awk -v name="floor ${s%%=*}" -v a="${before[${s#*=}]}" -v b="$(cpu "${s#*=}")" -v n="$n" \
+        'BEGIN {printf "    %-40s %6.3f CPU s per 1000 rollouts\n", name, (b - a) * 1000 / n}'
+    done
   done
+  kill "$resources_pid" "$model_pid" "$agent_pid" 2>/dev/null || true
+  wait "$resources_pid" "$model_pid" "$agent_pid" 2>/dev/null || true
 done

@@ -9,6 +9,10 @@
 //	floor -agent -addr 127.0.0.1:9000 -resources http://127.0.0.1:9001 -model http://127.0.0.1:9002 &
 //	rundriver -url http://127.0.0.1:9000 -rows example.jsonl
 //
+// -gym-client makes the agent's calls through gym's own plain-http
+// transport (server.PlainHTTPTransport), which gym's servers use, instead
+// of net/http's http.Transport: the floor of the stack gym is built on.
+//
 // Per rollout, as the real agent: /run, then seed_session, one model call
 // (two when the row calls a tool: three rows in five of the example do),
 // the tool call, and verify — 5.2 exchanges. gym's agent makes NeMo Gym's
@@ -27,7 +31,9 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
+	"github.com/nemo-gym-go/gym/internal/server"
 	"github.com/tidwall/gjson"
 )
 
@@ -42,6 +48,7 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "listen address")
 	resources := flag.String("resources", "", "the resources backend's base URL")
 	model := flag.String("model", "", "the model backend's base URL")
+	gymClient := flag.Bool("gym-client", false, "call the backends through gym's plain-http transport")
 	flag.Parse()
 	var h http.Handler
 	switch {
@@ -52,7 +59,12 @@ func main() {
 			w.Write(answer)
 		})
 	case *agent && *resources != "" && *model != "":
-		a := &floorAgent{resources: *resources, model: *model, client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1024}}}
+		var transport http.RoundTripper = &http.Transport{MaxIdleConnsPerHost: 1024}
+		if *gymClient {
+			var dialer net.Dialer
+			transport = server.PlainHTTPTransport(dialer.DialContext, 1024, 15*time.Second, transport)
+		}
+		a := &floorAgent{resources: *resources, model: *model, client: &http.Client{Transport: transport}}
 		mux := http.NewServeMux()
 		mux.HandleFunc("POST /run", a.run)
 		h = mux
