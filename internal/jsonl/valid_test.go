@@ -3,8 +3,11 @@ package jsonl
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
+
+	"github.com/tidwall/gjson"
 )
 
 func nested(depth int) []byte {
@@ -35,7 +38,8 @@ func TestValidDepth(t *testing.T) {
 
 // Valid is encoding/json's json.Valid.
 func FuzzValid(f *testing.F) {
-	for _, s := range []string{`{"a":[1,{"b":"c\"]"}]}`, `[[[]]]`, `"x`, `{"a":1}{`, "\"\xff\"", `1e5`} {
+	for _, s := range []string{`{"a":[1,{"b":"c\"]"}]}`, `[[[]]]`, `"x`, `{"a":1}{`, "\"\xff\"", `1e5`,
+		`-`, `01`, `1.`, `1e`, `-0.5E+7`, `"\u12G4"`, `"\u00e9\/"`, `{"a" 1}`, `[1,]`, `{,}`, `tru`, ` `, `{}}`, `[}`, "\"\x1f\"", ` {"a" : [ true , false , null ] } `} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -43,4 +47,28 @@ func FuzzValid(f *testing.F) {
 			t.Fatalf("Valid(%q) = %v, json.Valid %v", b, got, want)
 		}
 	})
+}
+
+// BenchmarkValid: a recorded rollout, as the collector and the servers
+// check every body, beside gjson's validator (which Valid replaced, with a
+// depth check in front) and encoding/json's.
+func BenchmarkValid(b *testing.B) {
+	raw, err := os.ReadFile("../../resources_servers/example_single_tool_call/data/example_rollouts.jsonl")
+	if err != nil {
+		b.Fatal(err)
+	}
+	line := bytes.SplitN(raw, []byte("\n"), 2)[0]
+	for _, tc := range []struct {
+		name  string
+		valid func([]byte) bool
+	}{{"Valid", Valid}, {"gjson", gjson.ValidBytes}, {"encoding-json", json.Valid}} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(line)))
+			for b.Loop() {
+				if !tc.valid(line) {
+					b.Fatal("invalid")
+				}
+			}
+		})
+	}
 }
