@@ -112,8 +112,6 @@ var registryIndex = func() map[string]int {
 
 func (d *Digest) markUnobserved(id string) { d.unobserved |= 1 << registryIndex[id] }
 
-func (d *Digest) isUnobserved(id string) bool { return d.unobserved&(1<<registryIndex[id]) != 0 }
-
 // Unobserved lists the checks the rollout's evidence did not allow, in
 // Registry order.
 func (d *Digest) Unobserved() []string { return unobservedChecks(d.unobserved) }
