@@ -44,6 +44,7 @@ type Sorter[T any] struct {
 	size     func(T) int // bytes a value holds, for budget
 	budget   int
 	heldSize int
+	err      error // the first failure to spill: every later call returns it
 }
 
 // New is a Sorter that spills into dir (named by pattern, as
@@ -65,6 +66,9 @@ func (s *Sorter[T]) Len() int { return s.n }
 
 // Add adds a value; it may not be called after Finish.
 func (s *Sorter[T]) Add(v T) error {
+	if s.err != nil {
+		return s.err
+	}
 	if s.done {
 		return errors.New("extsort: Add after Finish")
 	}
@@ -76,7 +80,8 @@ func (s *Sorter[T]) Add(v T) error {
 	if len(s.held) < s.chunk && (s.size == nil || s.heldSize < s.budget) {
 		return nil
 	}
-	return s.flush()
+	s.err = s.flush()
+	return s.err
 }
 
 // flush sorts the chunk held and writes it out as a run: each value is
@@ -119,18 +124,18 @@ func (s *Sorter[T]) flush() error {
 // Finish ends the adding: the values held are sorted, or spilled as the
 // last run. After it, Each is safe for concurrent use.
 func (s *Sorter[T]) Finish() error {
-	if s.done {
-		return nil
+	if s.done || s.err != nil {
+		return s.err
 	}
 	s.done = true
 	if s.spill == nil {
 		slices.SortStableFunc(s.held, s.compare)
 		return nil
 	}
-	if err := s.flush(); err != nil {
-		return err
+	if s.err = s.flush(); s.err == nil {
+		s.err = s.w.Flush()
 	}
-	return s.w.Flush()
+	return s.err
 }
 
 // Each passes every value in order, calling Finish first. It may be

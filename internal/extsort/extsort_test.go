@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -126,6 +127,22 @@ func TestSorterBudget(t *testing.T) {
 	s.Each(func(v item) error { got = append(got, v); return nil })
 	if !slices.Equal(got, stableSorted(items)) {
 		t.Errorf("got %v", got)
+	}
+}
+
+// A run that cannot be spilled fails the Add that spilled it, and every
+// later call: no value is silently lost.
+func TestSorterSpillErrorSticks(t *testing.T) {
+	s := New(filepath.Join(t.TempDir(), "missing"), ".test-*", 1, byKey, itemCodec)
+	defer s.Close()
+	if err := s.Add(item{key: "a"}); err == nil {
+		t.Fatal("Add spilled into a directory that does not exist")
+	}
+	if err := s.Finish(); err == nil {
+		t.Error("Finish after a failed spill returned nil")
+	}
+	if err := s.Each(func(item) error { return nil }); err == nil {
+		t.Error("Each after a failed spill returned nil")
 	}
 }
 

@@ -63,7 +63,8 @@ func perfValue(v gjson.Result) (perfNumber, bool) {
 // per turn and the /run latency's percentiles; nil when no rollout has
 // ng_perf.
 func PerfSummary(perfs []gjson.Result, total int) (json.RawMessage, error) {
-	s := newPerfSummarizer("")
+	// Held already, the values are not spilled.
+	s := newPerfSummarizer("", max(len(perfs), 1))
 	defer s.close()
 	for _, p := range perfs {
 		if err := s.add(p); err != nil {
@@ -97,10 +98,11 @@ type perfSummarizer struct {
 	series         []*perfSeries // as perfFields
 }
 
-func newPerfSummarizer(dir string) *perfSummarizer {
+// newPerfSummarizer spills a series' values into dir past chunk of them.
+func newPerfSummarizer(dir string, chunk int) *perfSummarizer {
 	s := &perfSummarizer{}
 	for _, f := range perfFields {
-		s.series = append(s.series, newPerfSeries(dir, f.stats))
+		s.series = append(s.series, newPerfSeries(dir, chunk, f.stats))
 	}
 	return s
 }
@@ -173,11 +175,11 @@ type perfSeries struct {
 	sorted           *extsort.Sorter[perfNumber]
 }
 
-// perfChunk is how many values a series holds before it spills them; a
-// variable only so that tests can make it spill.
+// perfChunk is how many values a streamed series holds before it spills
+// them; a variable only so that tests can make it spill.
 var perfChunk = 1 << 14
 
-func newPerfSeries(dir string, stats []string) *perfSeries {
+func newPerfSeries(dir string, chunk int, stats []string) *perfSeries {
 	se := &perfSeries{stats: stats, finite: true, allInt64: true}
 	for _, st := range stats {
 		switch st {
@@ -189,7 +191,7 @@ func newPerfSeries(dir string, stats []string) *perfSeries {
 			se.sum = &perfTotal{ints: new(big.Int)}
 		default:
 			if se.sorted == nil {
-				se.sorted = extsort.New(dir, ".perf-*.bin", perfChunk, comparePerf, perfCodec)
+				se.sorted = extsort.New(dir, ".perf-*.bin", chunk, comparePerf, perfCodec)
 			}
 		}
 	}

@@ -20,6 +20,19 @@ func TestPerfSummaryBeyondFloats(t *testing.T) {
 	}
 }
 
+// streamedPerfSummary is the summary as AggregateRows builds it, one
+// ng_perf at a time, each series spilling past chunk values.
+func streamedPerfSummary(dir string, perfs []gjson.Result, total, chunk int) ([]byte, error) {
+	s := newPerfSummarizer(dir, chunk)
+	defer s.close()
+	for _, p := range perfs {
+		if err := s.add(p); err != nil {
+			return nil, err
+		}
+	}
+	return s.summary(total)
+}
+
 // randomPerf is an ng_perf as a collector writes it, or with what one
 // never writes: ints past int64, floats, booleans, negative numbers,
 // strings and missing fields.
@@ -63,14 +76,12 @@ func TestPerfSummaryIsTheInMemoryOne(t *testing.T) {
 				perfs = append(perfs, gjson.Parse(randomPerf(rng)))
 			}
 			want := perfSummaryRef(perfs, n+1)
-			func() {
-				defer func(c int) { perfChunk = c }(perfChunk)
-				perfChunk = chunk
-				got, err := PerfSummary(perfs, n+1)
-				if err != nil || string(got) != string(want) {
-					t.Errorf("%d perfs, chunk %d: got %s (%v), want %s", n, chunk, got, err, want)
-				}
-			}()
+			if got, err := streamedPerfSummary(t.TempDir(), perfs, n+1, chunk); err != nil || string(got) != string(want) {
+				t.Errorf("%d perfs, chunk %d: got %s (%v), want %s", n, chunk, got, err, want)
+			}
+			if got, err := PerfSummary(perfs, n+1); err != nil || string(got) != string(want) {
+				t.Errorf("%d perfs, in memory: got %s (%v), want %s", n, got, err, want)
+			}
 		}
 	}
 }
@@ -84,9 +95,7 @@ func FuzzPerfSummary(f *testing.F) {
 		}
 		perfs := []gjson.Result{gjson.Parse(a), gjson.Parse(b), gjson.Parse(a)}
 		want := perfSummaryRef(perfs, 4)
-		defer func(c int) { perfChunk = c }(perfChunk)
-		perfChunk = int(chunk%3) + 1
-		got, err := PerfSummary(perfs, 4)
+		got, err := streamedPerfSummary(t.TempDir(), perfs, 4, int(chunk%3)+1)
 		if err != nil || string(got) != string(want) {
 			t.Fatalf("got %s (%v), want %s", got, err, want)
 		}

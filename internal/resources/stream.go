@@ -148,7 +148,7 @@ var errUnordered = errors.New("the rows are not in task order")
 // in ascending task order, so that a task's group cannot be written as
 // soon as it is read.
 func profileRows(rows func(yield func(row []byte) error) error, dir string) (*rowStats, error) {
-	s := &rowStats{p: &profiler{colIndex: map[string]int{}}, repeat: map[int64]int{}, values: &valueSpill{dir: dir}, perf: newPerfSummarizer(dir)}
+	s := &rowStats{p: &profiler{colIndex: map[string]int{}}, repeat: map[int64]int{}, values: &valueSpill{dir: dir}, perf: newPerfSummarizer(dir, perfChunk)}
 	p := s.p
 	i := 0
 	var prevTask int64
@@ -221,6 +221,10 @@ func (s *rowStats) write(rows func(yield func(row []byte) error) error, hooks Me
 		})
 		if err != nil {
 			return err
+		}
+		// One repeat has no repeat-level metrics (repeatMetrics).
+		if len(s.repeats) < 2 {
+			continue
 		}
 		// Many repeats (past fewRepeats) are split in one reading, which
 		// holds the column, rather than read once each.
@@ -337,10 +341,11 @@ func rowTasks(rows func(yield func(row []byte) error) error) Tasks {
 		var task []Rollout
 		i := 0
 		err := rows(func(raw []byte) error {
-			_, t, r, err := p.parseVerifyResponse(i, raw)
+			top, t, r, err := p.parseVerifyResponse(i, raw)
 			if err != nil {
 				return err
 			}
+			p.top = top[:0] // the scratch list, for the next row
 			i++
 			if len(task) > 0 && t != task[0].TaskIndex {
 				if err := yield(task); err != nil {
@@ -453,6 +458,5 @@ func (v *valueSpill) column(col int, fn func(repeat int, x float64)) error {
 func (v *valueSpill) close() {
 	if v.f != nil {
 		v.f.Close()
-		os.Remove(v.f.Name())
 	}
 }

@@ -546,7 +546,6 @@ func (c *rowCache) each(yield func([]byte) error) error {
 func (c *rowCache) close() {
 	if c.f != nil {
 		c.f.Close()
-		os.Remove(c.f.Name())
 	}
 }
 
