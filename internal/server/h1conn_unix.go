@@ -23,8 +23,10 @@ func (c *h1Conn) open() bool {
 	open := false
 	var one [1]byte
 	err = raw.Read(func(fd uintptr) bool {
-		n, _, err := syscall.Recvfrom(int(fd), one[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		open = n < 0 && (err == syscall.EAGAIN || err == syscall.EWOULDBLOCK)
+		// Nothing to read is an open connection; a byte is one sent
+		// unasked, and none with no error the peer's close.
+		_, _, err := syscall.Recvfrom(int(fd), one[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		open = err == syscall.EAGAIN || err == syscall.EWOULDBLOCK
 		return true
 	})
 	return open && err == nil

@@ -358,6 +358,29 @@ func TestH1TransportIdleTimeout(t *testing.T) {
 	}
 }
 
+// An idle timeout of 0 keeps idle connections, as http.Transport's
+// IdleConnTimeout of 0 does.
+func TestH1TransportNoIdleTimeout(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }))
+	conns := connCounter(srv)
+	srv.Start()
+	defer srv.Close()
+	rt := testH1Transport(4, 0)
+	for range 3 {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+		resp, err := rt.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("%d connections, want 1", n)
+	}
+}
+
 // An interim 100 Continue is skipped for the answer that follows it.
 func TestH1TransportSkipsInterimAnswers(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
