@@ -87,6 +87,7 @@ const (
 // Gym's servers do. It is safe for concurrent use.
 type Client struct {
 	http          *http.Client
+	timeout       time.Duration // one attempt's, 0: none
 	maxRetries    int
 	baseBackoff   time.Duration
 	maxBackoff    time.Duration
@@ -144,6 +145,7 @@ func NewClient(opts ClientOptions) *Client {
 		HTTP2: &http.HTTP2Config{SendPingTimeout: 30 * time.Second, PingTimeout: 15 * time.Second},
 	}
 	c := &Client{
+		timeout:       opts.Timeout,
 		maxRetries:    max(opts.MaxRetries, 0),
 		baseBackoff:   opts.BaseBackoff,
 		maxBackoff:    opts.MaxBackoff,
@@ -155,9 +157,11 @@ func NewClient(opts ClientOptions) *Client {
 		now:           time.Now,
 	}
 	c.TrustServers(opts.RunServers)
+	// Timeout bounds each attempt through its context (do), not through
+	// http.Client.Timeout: for a transport other than http.Transport that
+	// costs a timer and a goroutine per request.
 	c.http = &http.Client{
 		Transport:     newH1Transport(dialer.DialContext, opts.MaxConnsPerHost, clientKeepAlive, transport),
-		Timeout:       opts.Timeout,
 		CheckRedirect: c.checkRedirect,
 	}
 	return c
@@ -300,19 +304,27 @@ func (c *Client) do(ctx context.Context, req *http.Request, anyStatus bool) (*ht
 	url := req.URL.Redacted()
 	deadline := c.deadline(ctx)
 	for try := 1; ; try++ {
-		attempt := req
-		if try > 1 && req.GetBody != nil {
-			body, err := req.GetBody()
-			if err != nil {
-				return nil, fmt.Errorf("%s %s: replaying the request body: %w", req.Method, url, err)
+		attempt, cancel := req, context.CancelFunc(func() {})
+		if replay := try > 1 && req.GetBody != nil; replay || c.timeout > 0 {
+			attemptCtx := ctx
+			if c.timeout > 0 {
+				attemptCtx, cancel = context.WithTimeout(ctx, c.timeout)
 			}
-			attempt = req.WithContext(ctx)
-			attempt.Body = body
+			attempt = req.WithContext(attemptCtx)
+			if replay {
+				body, err := req.GetBody()
+				if err != nil {
+					cancel()
+					return nil, fmt.Errorf("%s %s: replaying the request body: %w", req.Method, url, err)
+				}
+				attempt.Body = body
+			}
 		}
 		resp, err := c.http.Do(attempt)
 		var delay time.Duration
 		var last error // what the call ends with if it retries no more
 		if err != nil {
+			cancel()
 			if ctx.Err() != nil || !retryableError(err) {
 				return nil, err
 			}
@@ -327,10 +339,16 @@ func (c *Client) do(ctx context.Context, req *http.Request, anyStatus bool) (*ht
 			c.logger.Warn("retrying request", "url", url, "kind", "connection", "try", try, "max_tries", c.maxRetries+1, "error", err, "delay", delay)
 		} else {
 			if anyStatus || resp.StatusCode >= 200 && resp.StatusCode < 300 {
+				if c.timeout > 0 {
+					resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+				} else {
+					cancel()
+				}
 				return resp, nil
 			}
 			body, readErr := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 			resp.Body.Close()
+			cancel()
 			if readErr != nil {
 				return nil, fmt.Errorf("%s %s: HTTP %d, reading the body: %w", req.Method, url, resp.StatusCode, readErr)
 			}
@@ -355,6 +373,19 @@ func (c *Client) do(ctx context.Context, req *http.Request, anyStatus bool) (*ht
 			return nil, fmt.Errorf("%s %s: %w while waiting to retry", req.Method, url, err)
 		}
 	}
+}
+
+// cancelOnClose ends an attempt's Timeout context when its body closes:
+// the Timeout covers reading the body too.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b *cancelOnClose) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
 }
 
 // deadline is when a call starting now must stop retrying: the earlier of

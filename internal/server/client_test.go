@@ -465,7 +465,7 @@ func TestNewClientDefaults(t *testing.T) {
 	if tr.HTTP2 == nil || tr.HTTP2.SendPingTimeout == 0 {
 		t.Error("no HTTP/2 PING keep-alive")
 	}
-	if c.http.Timeout != 0 || c.http.Jar != nil || c.maxRetries != 10 || c.baseBackoff != 500*time.Millisecond || c.maxBackoff != time.Minute {
+	if c.http.Timeout != 0 || c.timeout != 0 || c.http.Jar != nil || c.maxRetries != 10 || c.baseBackoff != 500*time.Millisecond || c.maxBackoff != time.Minute {
 		t.Errorf("client %+v", c)
 	}
 }
@@ -624,5 +624,48 @@ func TestClientRetryDeadlineConnectionErrors(t *testing.T) {
 	}
 	if len(waits.waits) != 1 {
 		t.Errorf("waits %v, want one wait of a minute", waits.waits)
+	}
+}
+
+// Timeout bounds each attempt, the answer's head and its body alike, and
+// leaves a body read in time whole.
+func TestClientTimeoutBoundsAnAttempt(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/slow-head":
+			time.Sleep(300 * time.Millisecond)
+		case "/slow-body":
+			w.Write([]byte("first"))
+			w.(http.Flusher).Flush()
+			time.Sleep(300 * time.Millisecond)
+		case "/body-in-time":
+			w.Write([]byte("first "))
+			w.(http.Flusher).Flush()
+			time.Sleep(30 * time.Millisecond)
+		}
+		w.Write([]byte("done"))
+	}))
+	defer srv.Close()
+	c := NewClient(ClientOptions{Timeout: 100 * time.Millisecond, MaxRetries: -1})
+	if _, err := c.Do(context.Background(), mustRequest(t, http.MethodGet, srv.URL+"/slow-head")); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("a head later than Timeout: %v, want the deadline", err)
+	}
+	resp, err := c.Do(context.Background(), mustRequest(t, http.MethodGet, srv.URL+"/slow-body"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadAll(resp.Body); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("a body later than Timeout: %v, want the deadline", err)
+	}
+	resp.Body.Close()
+	// The attempt's context outlives Do: the rest of the body comes after.
+	resp, err = c.Do(context.Background(), mustRequest(t, http.MethodGet, srv.URL+"/body-in-time"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || string(body) != "first done" {
+		t.Errorf("a body within Timeout: %q, %v", body, err)
 	}
 }
