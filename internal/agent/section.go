@@ -73,7 +73,7 @@ func globalFlag(global, n *tree.Node, path string) (bool, error) {
 	if n == nil || n.Kind == tree.Null {
 		return false, nil
 	}
-	if b, ok := server.LaxBool(n); ok {
+	if b, ok := config.LaxBoolOK(n); ok {
 		return b, nil
 	}
 	return false, fmt.Errorf("%s: a boolean is required, got %s", path, describe(n))

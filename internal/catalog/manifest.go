@@ -205,27 +205,14 @@ func (v *manifestValidator) str(key string) (s string, present bool) {
 	return s, true
 }
 
-// boolean is a flag as pydantic's lax mode reads one: a YAML boolean, 0 or
-// 1, or a string such as "yes" or "false".
+// boolean is a flag as pydantic's lax mode reads one (config.LaxBoolOK).
 func (v *manifestValidator) boolean(key string, def bool) bool {
 	n := v.doc.Get(key)
 	if n == nil {
 		return def
 	}
-	switch n.Kind {
-	case tree.Bool:
-		return n.Bool
-	case tree.Int:
-		if n.Int == 0 || n.Int == 1 {
-			return n.Int == 1
-		}
-	case tree.String:
-		switch strings.ToLower(strings.TrimSpace(n.Str)) {
-		case "1", "on", "t", "true", "y", "yes":
-			return true
-		case "0", "off", "f", "false", "n", "no":
-			return false
-		}
+	if b, ok := config.LaxBoolOK(n); ok {
+		return b
 	}
 	v.fail(key, n, "Input should be a valid boolean")
 	return def

@@ -34,35 +34,46 @@ func setDefault(root *tree.Node, key string, v *tree.Node) {
 }
 
 // LaxBool is pydantic's reading of a bool field (observability_enabled,
-// upload_rollouts, token_id_capture.enabled): true/false, 0/1 and the
-// words it knows; nil and null are false; anything else is an error.
+// upload_rollouts, token_id_capture.enabled): LaxBoolOK's values; nil and
+// null are false; anything else is an error.
 func LaxBool(n *tree.Node) (bool, error) {
 	if n == nil || n.Kind == tree.Null {
 		return false, nil
 	}
-	switch n.Kind {
-	case tree.Bool:
-		return n.Bool, nil
-	case tree.Int:
-		switch n.Int {
-		case 0:
-			return false, nil
-		case 1:
-			return true, nil
-		}
-	case tree.String:
-		switch strings.ToLower(strings.TrimSpace(n.Str)) {
-		case "1", "on", "t", "true", "y", "yes":
-			return true, nil
-		case "0", "off", "f", "false", "n", "no":
-			return false, nil
-		}
+	if v, ok := LaxBoolOK(n); ok {
+		return v, nil
 	}
 	what := n.GoString()
 	if n.Kind == tree.String {
 		what = fmt.Sprintf("%q", n.Str)
 	}
 	return false, fmt.Errorf("Input should be a valid boolean, unable to interpret input %s", what)
+}
+
+// LaxBoolOK reads n as pydantic's lax mode reads a bool: true and false,
+// the integers and floats 0 and 1, and its yes/no words; ok is false for
+// anything else.
+func LaxBoolOK(n *tree.Node) (value, ok bool) {
+	switch n.Kind {
+	case tree.Bool:
+		return n.Bool, true
+	case tree.Int:
+		if n.Int == 0 || n.Int == 1 {
+			return n.Int == 1, true
+		}
+	case tree.Float:
+		if n.Float == 0 || n.Float == 1 {
+			return n.Float == 1, true
+		}
+	case tree.String:
+		switch strings.ToLower(strings.TrimSpace(n.Str)) {
+		case "1", "true", "t", "yes", "y", "on":
+			return true, true
+		case "0", "false", "f", "no", "n", "off":
+			return false, true
+		}
+	}
+	return false, false
 }
 
 // Truthy is Python truthiness of a resolved value, which is how NeMo Gym

@@ -70,36 +70,10 @@ func (s Section) Bool(key string, def bool) (bool, error) {
 	if n == nil {
 		return def, nil
 	}
-	if b, ok := LaxBool(n); ok {
+	if b, ok := config.LaxBoolOK(n); ok {
 		return b, nil
 	}
 	return false, s.errorf(key, "a boolean is required, got %s", describe(n))
-}
-
-// LaxBool reads n as pydantic's lax mode reads a bool: true and false,
-// the integers and floats 0 and 1, and its yes/no words; ok is false for
-// anything else.
-func LaxBool(n *tree.Node) (value, ok bool) {
-	switch n.Kind {
-	case tree.Bool:
-		return n.Bool, true
-	case tree.Int:
-		if n.Int == 0 || n.Int == 1 {
-			return n.Int == 1, true
-		}
-	case tree.Float:
-		if n.Float == 0 || n.Float == 1 {
-			return n.Float == 1, true
-		}
-	case tree.String:
-		switch strings.ToLower(strings.TrimSpace(n.Str)) {
-		case "1", "true", "t", "yes", "y", "on":
-			return true, true
-		case "0", "false", "f", "no", "n", "off":
-			return false, true
-		}
-	}
-	return false, false
 }
 
 // Int is an optional integer of at least min; absent or null gives def.

@@ -10,7 +10,6 @@ package workload
 import (
 	"errors"
 	"fmt"
-	"github.com/nemo-gym-go/gym/internal/server"
 	"math"
 	"os"
 	"regexp"
@@ -426,7 +425,7 @@ func (o *object) boolean(field string, def bool) bool {
 	if n == nil {
 		return def
 	}
-	if b, ok := server.LaxBool(n); ok {
+	if b, ok := config.LaxBoolOK(n); ok {
 		return b
 	}
 	o.fail(field, "Input should be a valid boolean")
@@ -536,7 +535,7 @@ func (o *object) reward(field string) Reward {
 	var out Reward
 	if h := n.Get("higher_is_better"); h == nil {
 		r.fail("higher_is_better", "Field required")
-	} else if b, ok := server.LaxBool(h); ok {
+	} else if b, ok := config.LaxBoolOK(h); ok {
 		out.HigherIsBetter = b
 	} else {
 		r.fail("higher_is_better", "Input should be a valid boolean")
