@@ -234,8 +234,9 @@ func Serve(ctx context.Context, rt *Runtime, h http.Handler, stdout io.Writer) e
 	ln = Harden(srv, ln, maxConns)
 	fmt.Fprintf(stdout, "%s '%s' listening on http://%s\n", rt.Kind(), rt.Instance, net.JoinHostPort(rt.Host, strconv.Itoa(port)))
 
+	h1 := newH1Server(srv)
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	go func() { served <- h1.Serve(ln) }()
 	select {
 	case err := <-served:
 		return fmt.Errorf("%s '%s': %w", rt.Kind(), rt.Instance, err)
@@ -243,11 +244,11 @@ func Serve(ctx context.Context, rt *Runtime, h http.Handler, stdout io.Writer) e
 	}
 	graceCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
 	defer cancel()
-	if err := srv.Shutdown(graceCtx); err != nil {
+	if err := h1.Shutdown(graceCtx); err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
 			logger.Info("cutting off requests still running after the shutdown grace period", "grace", shutdownGrace)
 		}
-		srv.Close()
+		h1.Close()
 	}
 	<-served
 	return nil
