@@ -12,8 +12,9 @@ import (
 // blank line, CRLF-terminated) the way http.ReadRequest and net/http's
 // server would, for the requests gym's own connection loop serves: HTTP/1.1
 // with one Host header and at most one Content-Length, and none of the
-// headers that change how the connection is used (Connection, Expect,
-// Transfer-Encoding, Upgrade, Te, Trailer, Pragma, HTTP2-Settings).
+// headers that change how the connection is used (Connection but for
+// keep-alive, Expect, Transfer-Encoding, Upgrade, Te, Trailer, Pragma,
+// HTTP2-Settings).
 // Anything else — another method than the usual six, another version, a
 // folded line, a byte net/http would refuse or quote — answers ok false,
 // and the connection goes to net/http's server, which answers it as it
@@ -58,8 +59,14 @@ func parseHead(head []byte, req *http.Request) (contentLength int64, ok bool) {
 		}
 		key := canonicalKey(k)
 		switch key {
-		case "Connection", "Expect", "Transfer-Encoding", "Upgrade", "Te", "Trailer", "Pragma", "Http2-Settings":
+		case "Expect", "Transfer-Encoding", "Upgrade", "Te", "Trailer", "Pragma", "Http2-Settings":
 			return 0, false
+		case "Connection":
+			// keep-alive, which Python's requests sends, changes nothing
+			// in HTTP/1.1; anything else is net/http's to read.
+			if !bytes.EqualFold(v, []byte("keep-alive")) {
+				return 0, false
+			}
 		case "Host":
 			if host != "" || !simpleHost(v) {
 				return 0, false

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -269,7 +270,6 @@ func (cw *h1ChunkWriter) writeHeader(p []byte) {
 	if header == nil {
 		header = http.Header{}
 	}
-	var dateBuf [len(http.TimeFormat) + 4]byte
 	var lengthBuf [20]byte
 	var extra struct {
 		date, contentLength                    []byte
@@ -347,7 +347,7 @@ func (cw *h1ChunkWriter) writeHeader(p []byte) {
 		}
 	}
 	if !hasKey(header, "Date") {
-		extra.date = time.Now().UTC().AppendFormat(dateBuf[:0], http.TimeFormat)
+		extra.date = httpDate(time.Now())
 	}
 	if hasCL && hasTE && te != "identity" {
 		w.c.s.logf("http: WriteHeader called with both Transfer-Encoding of %q and a Content-Length of %d", te, w.contentLength)
@@ -400,6 +400,24 @@ func (cw *h1ChunkWriter) writeHeader(p []byte) {
 	}
 	bw.Write(crlf)
 }
+
+// httpDate is now as a Date header, formatted once a second.
+func httpDate(now time.Time) []byte {
+	sec := now.Unix()
+	if d := dateCache.Load(); d != nil && d.sec == sec {
+		return d.text
+	}
+	d := &formattedDate{sec: sec, text: now.UTC().AppendFormat(make([]byte, 0, len(http.TimeFormat)), http.TimeFormat)}
+	dateCache.Store(d)
+	return d.text
+}
+
+type formattedDate struct {
+	sec  int64
+	text []byte
+}
+
+var dateCache atomic.Pointer[formattedDate]
 
 func writeStatusLine(bw *bufio.Writer, code int) {
 	bw.WriteString("HTTP/1.1 ")

@@ -245,6 +245,8 @@ func TestH1ServerMatchesNetHTTP(t *testing.T) {
 		"chunked request":  "POST /echo HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
 		"expect":           "POST /echo HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\nhi",
 		"connection close": "GET /json HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n" + get("/sniff"),
+		"keep-alive":       "GET /echo HTTP/1.1\r\nHost: h\r\nConnection: Keep-Alive\r\n\r\n" + get("/sniff"),
+		"keep-alive close": "GET /echo HTTP/1.1\r\nHost: h\r\nConnection: keep-alive, close\r\n\r\n" + get("/sniff"),
 		"no host":          "GET /json HTTP/1.1\r\n\r\n",
 		"two hosts":        "GET /json HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
 		"bad header":       "GET /json HTTP/1.1\r\nHost: h\r\nBad Header: x\r\n\r\n",
@@ -287,6 +289,8 @@ func TestH1ServerServesUsualRequests(t *testing.T) {
 	}))
 	for _, c := range []struct{ request, writer string }{
 		{"GET /x HTTP/1.1\r\nHost: h\r\n\r\n", "*server.h1Response"},
+		{"GET /x HTTP/1.1\r\nHost: h\r\nConnection: keep-alive\r\n\r\n", "*server.h1Response"},
+		{"GET /x HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n", "*http.response"},
 		{"POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\nContent-Type: application/json\r\nCookie: a=b\r\n\r\n{}", "*server.h1Response"},
 		{"HEAD /x HTTP/1.1\r\nHost: h\r\n\r\n", "*http.response"},
 		{"GET /x HTTP/1.0\r\n\r\n", "*http.response"},
@@ -456,7 +460,7 @@ func FuzzParseHead(f *testing.F) {
 	for _, seed := range []string{
 		"GET / HTTP/1.1\r\nHost: h\r\n\r\n",
 		"POST /v1/responses HTTP/1.1\r\nHost: 127.0.0.1:8000\r\nContent-Type: application/json\r\nContent-Length: 12\r\nCookie: a=b; c=d\r\nX-Gym-Run-Token: t\r\nAccept-Encoding: gzip\r\nUser-Agent: Go-http-client/1.1\r\n\r\n",
-		"GET /a%2Fb?x=%zz&y HTTP/1.1\r\nhost: h\r\nx-a: 1\r\nX-A: 2\r\nX-B:\t v \t\r\n\r\n",
+		"GET /a%2Fb?x=%zz&y HTTP/1.1\r\nhost: h\r\nx-a: 1\r\nX-A: 2\r\nX-B:\t v \t\r\nconnection: keep-alive\r\n\r\n",
 		"DELETE /x HTTP/1.1\r\nHost: [::1]:80\r\nContent-Length: 0\r\n\r\n",
 		"PUT /%%% HTTP/1.1\r\nHost: h\r\nX-Obs: \xff\r\n\r\n",
 	} {
@@ -540,5 +544,15 @@ func BenchmarkServe(b *testing.B) {
 				}
 			})
 		})
+	}
+}
+
+func TestHTTPDate(t *testing.T) {
+	start := time.Date(2026, 12, 6, 23, 59, 58, 900_000_000, time.FixedZone("X", 3600))
+	for _, step := range []time.Duration{0, 50 * time.Millisecond, 200 * time.Millisecond, time.Second, 3 * time.Second, -time.Hour} {
+		now := start.Add(step)
+		if got, want := string(httpDate(now)), now.UTC().Format(http.TimeFormat); got != want {
+			t.Errorf("httpDate(%v) = %q, want %q", now, got, want)
+		}
 	}
 }
