@@ -449,15 +449,21 @@ func writeHeaderLines(bw *bufio.Writer, h http.Header, exclude map[string]bool) 
 			continue
 		}
 		for _, v := range h[k] {
-			if strings.ContainsAny(v, "\r\n") {
-				v = strings.NewReplacer("\n", " ", "\r", " ").Replace(v)
-			}
 			bw.WriteString(k)
 			bw.WriteString(": ")
-			bw.WriteString(strings.Trim(v, " \t\n\r"))
+			bw.WriteString(sanitizedValue(v))
 			bw.Write(crlf)
 		}
 	}
+}
+
+// sanitizedValue is a header value as net/http writes it: line breaks
+// turned to spaces, then trimmed.
+func sanitizedValue(v string) string {
+	if strings.ContainsAny(v, "\r\n") {
+		v = strings.NewReplacer("\n", " ", "\r", " ").Replace(v)
+	}
+	return strings.Trim(v, " \t\n\r")
 }
 
 func fieldNameString(k string) bool {

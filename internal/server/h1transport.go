@@ -75,7 +75,7 @@ func (t *h1Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, errors.New("http: no Host in request URL")
 	}
 	ctx := req.Context()
-	out, gzipAsked := withAcceptGzip(req)
+	gzipAsked := asksGzip(req)
 	c, err := t.conn(ctx, dialAddress(req))
 	if err != nil {
 		closeBody(req)
@@ -90,7 +90,7 @@ func (t *h1Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, err
 	}
-	if err := out.Write(c.bw); err != nil {
+	if err := writeRequest(c.bw, req, gzipAsked); err != nil {
 		return fail(err)
 	}
 	if err := c.bw.Flush(); err != nil {
@@ -129,19 +129,11 @@ func (t *h1Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// withAcceptGzip is req as http.Transport sends it: asking for gzip, which
-// it then undoes, unless the caller asked for an encoding or a range.
-func withAcceptGzip(req *http.Request) (*http.Request, bool) {
-	if req.Method == http.MethodHead || req.Header.Get("Accept-Encoding") != "" || req.Header.Get("Range") != "" {
-		return req, false
-	}
-	out := *req
-	out.Header = make(http.Header, len(req.Header)+1)
-	for k, v := range req.Header {
-		out.Header[k] = v
-	}
-	out.Header["Accept-Encoding"] = []string{"gzip"}
-	return &out, true
+// asksGzip is whether req goes out asking for gzip, which the transport
+// then undoes, as http.Transport does: unless the caller asked for an
+// encoding or a range.
+func asksGzip(req *http.Request) bool {
+	return req.Method != http.MethodHead && req.Header.Get("Accept-Encoding") == "" && req.Header.Get("Range") == ""
 }
 
 // dialAddress is the address a request goes to, with http's port by
