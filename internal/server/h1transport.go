@@ -98,7 +98,7 @@ func (t *h1Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	var resp *http.Response
 	for {
-		if resp, err = http.ReadResponse(c.br, req); err != nil {
+		if resp, err = readResponse(c.br, req); err != nil {
 			return fail(err)
 		}
 		// An interim 1xx answer (but 101, a protocol switch) is followed

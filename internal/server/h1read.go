@@ -1,0 +1,178 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"net/http"
+)
+
+// readResponse is http.ReadResponse, read without textproto for the
+// answers gym's servers give: HTTP/1.1, a status with a body and a
+// Content-Length, no Transfer-Encoding, Trailer or Pragma, and Connection
+// at most close or keep-alive. Any other answer, or a head that is not
+// whole in br's buffer, is left to http.ReadResponse, which reads it from
+// the start (FuzzParseResponseHead holds the two equal).
+func readResponse(br *bufio.Reader, req *http.Request) (*http.Response, error) {
+	n := bufferedHead(br)
+	if n < 0 || req.Method == http.MethodHead {
+		return http.ReadResponse(br, req)
+	}
+	head, _ := br.Peek(n)
+	resp, ok := parseResponseHead(head)
+	if !ok {
+		return http.ReadResponse(br, req)
+	}
+	br.Discard(n)
+	resp.Request = req
+	if resp.ContentLength == 0 {
+		resp.Body = http.NoBody
+	} else {
+		resp.Body = &lengthBody{br: br, remaining: resp.ContentLength}
+	}
+	return resp, nil
+}
+
+// bufferedHead waits for an answer to start and returns the length of its
+// head once it is all in br's buffer; -1 when it cannot be (too long, bare
+// line feeds, a read error), for http.ReadResponse to deal with.
+func bufferedHead(br *bufio.Reader) int {
+	want := 1
+	for {
+		if _, err := br.Peek(want); err != nil {
+			return -1
+		}
+		b, _ := br.Peek(br.Buffered())
+		if i := bytes.Index(b, headEnd); i >= 0 {
+			return i + len(headEnd)
+		}
+		if len(b) >= br.Size() || bareLF(b) {
+			return -1
+		}
+		want = len(b) + 1
+	}
+}
+
+// parseResponseHead is the response http.ReadResponse reads from head,
+// when it is one readResponse serves.
+func parseResponseHead(head []byte) (*http.Response, bool) {
+	line, rest, _ := bytes.Cut(head, crlf)
+	status, ok := bytes.CutPrefix(line, []byte("HTTP/1.1 "))
+	if !ok || len(status) < 3 || !visibleOrSpace(status) {
+		return nil, false
+	}
+	code := 0
+	for _, c := range status[:3] {
+		if c < '0' || c > '9' {
+			return nil, false
+		}
+		code = code*10 + int(c-'0')
+	}
+	if len(status) > 3 && status[3] != ' ' || code < 200 || code == http.StatusNoContent || code == http.StatusNotModified {
+		return nil, false
+	}
+	lines := bytes.Count(rest, crlf) - 1
+	values := make([]string, max(lines, 0))
+	header := make(http.Header, max(lines, 0))
+	contentLength := int64(-1)
+	closing := false
+	for range lines {
+		kv, next, _ := bytes.Cut(rest, crlf)
+		rest = next
+		k, v, found := bytes.Cut(kv, colon)
+		if !found || len(k) == 0 || !fieldName(k) {
+			return nil, false
+		}
+		v = bytes.TrimRight(bytes.TrimLeft(v, " \t"), " \t")
+		if !fieldValue(v) {
+			return nil, false
+		}
+		key := canonicalKey(k)
+		switch key {
+		case "Transfer-Encoding", "Trailer", "Pragma":
+			return nil, false
+		case "Connection":
+			switch {
+			case bytes.EqualFold(v, []byte("close")):
+				closing = true
+				continue // net/http takes it out of the header
+			case !bytes.EqualFold(v, []byte("keep-alive")) || closing:
+				return nil, false
+			}
+		case "Content-Length":
+			n, ok := decimal(v)
+			if contentLength >= 0 || !ok {
+				return nil, false
+			}
+			contentLength = n
+		}
+		value := string(v)
+		if vv := header[key]; vv != nil {
+			header[key] = append(vv, value)
+			continue
+		}
+		values[0] = value
+		header[key], values = values[:1:1], values[1:]
+	}
+	if contentLength < 0 {
+		return nil, false
+	}
+	if closing && header["Connection"] != nil {
+		return nil, false
+	}
+	return &http.Response{
+		Status:        string(status),
+		StatusCode:    code,
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
+		Header:        header,
+		ContentLength: contentLength,
+		Close:         closing,
+	}, true
+}
+
+// visibleOrSpace is whether b is printable ASCII or spaces.
+func visibleOrSpace(b []byte) bool {
+	for _, c := range b {
+		if c < ' ' || c >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// lengthBody is an answer's body of a known length, read as net/http's:
+// io.EOF with the last bytes, io.ErrUnexpectedEOF when the connection ends
+// before them.
+type lengthBody struct {
+	br        *bufio.Reader
+	remaining int64
+	sawEOF    bool
+}
+
+func (b *lengthBody) Read(p []byte) (int, error) {
+	if b.sawEOF {
+		return 0, io.EOF
+	}
+	if int64(len(p)) > b.remaining {
+		p = p[:b.remaining]
+	}
+	n, err := b.br.Read(p)
+	b.remaining -= int64(n)
+	if err == io.EOF {
+		b.sawEOF = true
+		if b.remaining > 0 {
+			err = io.ErrUnexpectedEOF
+		}
+	}
+	if err == nil && n > 0 && b.remaining == 0 {
+		err = io.EOF
+		b.sawEOF = true
+	}
+	return n, err
+}
+
+// Close does nothing: the transport's body wrapper decides what becomes
+// of the connection.
+func (b *lengthBody) Close() error { return nil }
