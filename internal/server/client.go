@@ -301,7 +301,8 @@ func (c *Client) do(ctx context.Context, req *http.Request, anyStatus bool) (*ht
 	if err := makeReplayable(req); err != nil {
 		return nil, err
 	}
-	url := req.URL.Redacted()
+	// Only errors and retries name the URL.
+	url := func() string { return req.URL.Redacted() }
 	deadline := c.deadline(ctx)
 	for try := 1; ; try++ {
 		attempt, cancel := req, context.CancelFunc(func() {})
@@ -315,7 +316,7 @@ func (c *Client) do(ctx context.Context, req *http.Request, anyStatus bool) (*ht
 				body, err := req.GetBody()
 				if err != nil {
 					cancel()
-					return nil, fmt.Errorf("%s %s: replaying the request body: %w", req.Method, url, err)
+					return nil, fmt.Errorf("%s %s: replaying the request body: %w", req.Method, url(), err)
 				}
 				attempt.Body = body
 			}
@@ -333,10 +334,10 @@ func (c *Client) do(ctx context.Context, req *http.Request, anyStatus bool) (*ht
 			}
 			delay = c.backoff(try)
 			last = fmt.Errorf("%w (gave up after %d tries: the next would start after the retry deadline)", err, try)
-			if c.pastDeadline(deadline, delay, url, try, last) {
+			if c.pastDeadline(deadline, delay, url(), try, last) {
 				return nil, last
 			}
-			c.logger.Warn("retrying request", "url", url, "kind", "connection", "try", try, "max_tries", c.maxRetries+1, "error", err, "delay", delay)
+			c.logger.Warn("retrying request", "url", url(), "kind", "connection", "try", try, "max_tries", c.maxRetries+1, "error", err, "delay", delay)
 		} else {
 			if anyStatus || resp.StatusCode >= 200 && resp.StatusCode < 300 {
 				if c.timeout > 0 {
@@ -350,9 +351,9 @@ func (c *Client) do(ctx context.Context, req *http.Request, anyStatus bool) (*ht
 			resp.Body.Close()
 			cancel()
 			if readErr != nil {
-				return nil, fmt.Errorf("%s %s: HTTP %d, reading the body: %w", req.Method, url, resp.StatusCode, readErr)
+				return nil, fmt.Errorf("%s %s: HTTP %d, reading the body: %w", req.Method, url(), resp.StatusCode, readErr)
 			}
-			last = &UpstreamError{Status: resp.StatusCode, Body: body, URL: url}
+			last = &UpstreamError{Status: resp.StatusCode, Body: body, URL: url()}
 			kind, retryable := retryableStatus(resp.StatusCode)
 			wait, hasWait := RetryAfter(resp.Header, c.now())
 			if !retryable || try > c.maxRetries || (kind == "server_error" && try >= serverErrorTries) || wait > MaxRetryAfter {
@@ -364,13 +365,13 @@ func (c *Client) do(ctx context.Context, req *http.Request, anyStatus bool) (*ht
 				// clients told the same thing from returning at once.
 				delay = wait + time.Duration(c.jitter(int64(c.baseBackoff)))
 			}
-			if c.pastDeadline(deadline, delay, url, try, last) {
+			if c.pastDeadline(deadline, delay, url(), try, last) {
 				return nil, last
 			}
-			c.logger.Warn("retrying request", "url", url, "kind", kind, "status", resp.StatusCode, "try", try, "max_tries", c.maxRetries+1, "delay", delay, "error_msg", truncate(string(body), 200))
+			c.logger.Warn("retrying request", "url", url(), "kind", kind, "status", resp.StatusCode, "try", try, "max_tries", c.maxRetries+1, "delay", delay, "error_msg", truncate(string(body), 200))
 		}
 		if err := c.sleep(ctx, delay); err != nil {
-			return nil, fmt.Errorf("%s %s: %w while waiting to retry", req.Method, url, err)
+			return nil, fmt.Errorf("%s %s: %w while waiting to retry", req.Method, url(), err)
 		}
 	}
 }
@@ -507,29 +508,61 @@ func truncate(s string, n int) string {
 	return s[:n] + "..."
 }
 
+// SetCookies are the Set-Cookie lines of an answer, read into cookies only
+// by a caller that relays them.
+type SetCookies []string
+
+// Cookies is what http.Response.Cookies reads from the lines.
+func (s SetCookies) Cookies() []*http.Cookie {
+	return (&http.Response{Header: http.Header{"Set-Cookie": s}}).Cookies()
+}
+
 // PostJSON posts a JSON body with the given cookies and returns the
 // response body and the cookies the response set. Cookies are sent
 // verbatim: a session cookie belongs to the server that issued it, and the
 // caller relays it, as NeMo Gym's agents do.
-func (c *Client) PostJSON(ctx context.Context, url string, body []byte, cookies []*http.Cookie) ([]byte, []*http.Cookie, error) {
+func (c *Client) PostJSON(ctx context.Context, url string, body []byte, cookies []*http.Cookie) ([]byte, SetCookies, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return nil, nil, err
 	}
-	req.Header.Set("Content-Type", "application/json")
+	req.Header["Content-Type"] = []string{"application/json"}
 	if h := cookieHeader(cookies); h != "" {
-		req.Header.Set("Cookie", h)
+		req.Header["Cookie"] = []string{h}
+	}
+	// The token set here spares Do a copy of the header to add it.
+	if c.runToken != "" && c.isRunServer(req.URL) {
+		req.Header[RunTokenHeader] = []string{c.runToken}
 	}
 	resp, err := c.Do(ctx, req)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
+	data, err := readBody(resp)
 	if err != nil {
 		return nil, nil, fmt.Errorf("POST %s: reading the response: %w", req.URL.Redacted(), err)
 	}
-	return data, resp.Cookies(), nil
+	return data, resp.Header["Set-Cookie"], nil
+}
+
+// readBody reads a response body whole, in one allocation when its length
+// is known.
+func readBody(resp *http.Response) ([]byte, error) {
+	if resp.ContentLength < 0 || resp.ContentLength > 64<<20 {
+		return io.ReadAll(resp.Body)
+	}
+	data := make([]byte, resp.ContentLength, resp.ContentLength+1)
+	if _, err := io.ReadFull(resp.Body, data); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	// Read to the end, so the connection is reused, and past it, as
+	// io.ReadAll would, should the body be longer than it said.
+	rest, err := io.ReadAll(resp.Body)
+	return append(data, rest...), err
 }
 
 // cookieHeader joins cookies as a Cookie header without net/http's value

@@ -426,8 +426,8 @@ func TestPostJSONCookies(t *testing.T) {
 	if gotType != "application/json" {
 		t.Errorf("Content-Type %q", gotType)
 	}
-	if len(set) != 1 || set[0].Name != "SimpleAgent___agent" || set[0].Value != "eyJzZXNzaW9uX2lkIjogIngifQ==.Zx.sig" {
-		t.Errorf("set cookies %v", set)
+	if cookies := set.Cookies(); len(cookies) != 1 || cookies[0].Name != "SimpleAgent___agent" || cookies[0].Value != "eyJzZXNzaW9uX2lkIjogIngifQ==.Zx.sig" {
+		t.Errorf("set cookies %v", cookies)
 	}
 	// No cookie jar: a second call without cookies sends none.
 	if _, _, err := c.PostJSON(context.Background(), srv.URL+"/run", nil, nil); err != nil || gotCookie != "" {
@@ -667,5 +667,27 @@ func TestClientTimeoutBoundsAnAttempt(t *testing.T) {
 	resp.Body.Close()
 	if err != nil || string(body) != "first done" {
 		t.Errorf("a body within Timeout: %q, %v", body, err)
+	}
+}
+
+func TestReadBody(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		length int64
+		body   io.Reader
+		want   string
+		err    error
+	}{
+		{"known length", 5, strings.NewReader("hello"), "hello", nil},
+		{"unknown length", -1, strings.NewReader("hello"), "hello", nil},
+		{"empty", 0, strings.NewReader(""), "", nil},
+		{"longer than said", 2, strings.NewReader("hello"), "hello", nil},
+		{"cut short", 10, strings.NewReader("hello"), "", io.ErrUnexpectedEOF},
+		{"nothing when some was said", 3, strings.NewReader(""), "", io.ErrUnexpectedEOF},
+	} {
+		got, err := readBody(&http.Response{ContentLength: c.length, Body: io.NopCloser(c.body)})
+		if string(got) != c.want || !errors.Is(err, c.err) {
+			t.Errorf("%s: %q, %v; want %q, %v", c.name, got, err, c.want, c.err)
+		}
 	}
 }

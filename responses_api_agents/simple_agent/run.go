@@ -45,18 +45,18 @@ func (a *simpleAgent) run(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return fmt.Errorf("seeding the resources session: %w", err)
 	}
-	cookies = agent.RelayCookies(cookies, set)
+	cookies = agent.RelayCookies(cookies, set.Cookies())
 
 	// The episode hands its trajectory over here rather than in the
 	// response, which goes to the verifier without it.
 	slot := &trajectorySlot{}
-	response, set, err := a.selfCall(withTrajectorySlot(ctx, slot), selfPath, params, cookies)
+	response, selfSet, err := a.selfCall(withTrajectorySlot(ctx, slot), selfPath, params, cookies)
 	if err != nil {
 		return fmt.Errorf("running the episode: %w", err)
 	}
 	// The self-call relayed the resources and model sessions and added the
 	// agent's own; /verify gets all of them.
-	cookies = agent.RelayCookies(cookies, set)
+	cookies = agent.RelayCookies(cookies, selfSet)
 
 	withResponse, err := sjson.SetRawBytes(row, "response", response)
 	if err != nil {
