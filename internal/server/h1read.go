@@ -83,7 +83,7 @@ func parseResponseHead(head []byte) (*http.Response, bool) {
 		if !found || len(k) == 0 || !fieldName(k) {
 			return nil, false
 		}
-		v = bytes.TrimRight(bytes.TrimLeft(v, " \t"), " \t")
+		v = trimSpaceTab(v)
 		if !fieldValue(v) {
 			return nil, false
 		}

@@ -53,7 +53,7 @@ func parseHead(head []byte, req *http.Request) (contentLength int64, ok bool) {
 		if !found || len(k) == 0 || !fieldName(k) {
 			return 0, false
 		}
-		v = bytes.TrimRight(bytes.TrimLeft(v, " \t"), " \t")
+		v = trimSpaceTab(v)
 		if !fieldValue(v) {
 			return 0, false
 		}
@@ -244,3 +244,14 @@ var tokenByte = func() (t [256]bool) {
 	}
 	return t
 }()
+
+// trimSpaceTab is v without leading and trailing spaces and tabs.
+func trimSpaceTab(v []byte) []byte {
+	for len(v) > 0 && (v[0] == ' ' || v[0] == '\t') {
+		v = v[1:]
+	}
+	for len(v) > 0 && (v[len(v)-1] == ' ' || v[len(v)-1] == '\t') {
+		v = v[:len(v)-1]
+	}
+	return v
+}
