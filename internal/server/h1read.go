@@ -71,23 +71,14 @@ func parseResponseHead(head []byte) (*http.Response, bool) {
 	if len(status) > 3 && status[3] != ' ' || code < 200 || code == http.StatusNoContent || code == http.StatusNotModified {
 		return nil, false
 	}
-	lines := bytes.Count(rest, crlf) - 1
-	values := make([]string, max(lines, 0))
-	header := make(http.Header, max(lines, 0))
+	hr := newHeaderReader(rest)
 	contentLength := int64(-1)
 	closing := false
-	for range lines {
-		kv, next, _ := bytes.Cut(rest, crlf)
-		rest = next
-		k, v, found := bytes.Cut(kv, colon)
-		if !found || len(k) == 0 || !fieldName(k) {
+	for hr.lines > 0 {
+		key, v, ok := hr.next()
+		if !ok {
 			return nil, false
 		}
-		v = trimSpaceTab(v)
-		if !fieldValue(v) {
-			return nil, false
-		}
-		key := canonicalKey(k)
 		switch key {
 		case "Transfer-Encoding", "Trailer", "Pragma":
 			return nil, false
@@ -106,18 +97,12 @@ func parseResponseHead(head []byte) (*http.Response, bool) {
 			}
 			contentLength = n
 		}
-		value := string(v)
-		if vv := header[key]; vv != nil {
-			header[key] = append(vv, value)
-			continue
-		}
-		values[0] = value
-		header[key], values = values[:1:1], values[1:]
+		hr.add(key, v)
 	}
 	if contentLength < 0 {
 		return nil, false
 	}
-	if closing && header["Connection"] != nil {
+	if closing && hr.header["Connection"] != nil {
 		return nil, false
 	}
 	return &http.Response{
@@ -126,7 +111,7 @@ func parseResponseHead(head []byte) (*http.Response, bool) {
 		Proto:         "HTTP/1.1",
 		ProtoMajor:    1,
 		ProtoMinor:    1,
-		Header:        header,
+		Header:        hr.header,
 		ContentLength: contentLength,
 		Close:         closing,
 	}, true
@@ -142,7 +127,7 @@ func visibleOrSpace(b []byte) bool {
 	return true
 }
 
-// lengthBody is an answer's body of a known length, read as net/http's:
+// lengthBody is a body of a known length, read as net/http reads one:
 // io.EOF with the last bytes, io.ErrUnexpectedEOF when the connection ends
 // before them.
 type lengthBody struct {

@@ -38,26 +38,17 @@ func parseHead(head []byte, req *http.Request) (contentLength int64, ok bool) {
 		return 0, false
 	}
 
-	lines := bytes.Count(rest, crlf) - 1 // the last one ends the blank line
-	if lines < 1 {
+	hr := newHeaderReader(rest)
+	if hr.lines < 1 {
 		return 0, false
 	}
-	values := make([]string, lines)
-	header := make(http.Header, lines)
 	var host string
 	contentLength = -1
-	for range lines {
-		kv, next, _ := bytes.Cut(rest, crlf)
-		rest = next
-		k, v, found := bytes.Cut(kv, colon)
-		if !found || len(k) == 0 || !fieldName(k) {
+	for hr.lines > 0 {
+		key, v, ok := hr.next()
+		if !ok {
 			return 0, false
 		}
-		v = trimSpaceTab(v)
-		if !fieldValue(v) {
-			return 0, false
-		}
-		key := canonicalKey(k)
 		switch key {
 		case "Expect", "Transfer-Encoding", "Upgrade", "Te", "Trailer", "Pragma", "Http2-Settings":
 			return 0, false
@@ -80,13 +71,7 @@ func parseHead(head []byte, req *http.Request) (contentLength int64, ok bool) {
 			}
 			contentLength = n
 		}
-		value := string(v)
-		if vv := header[key]; vv != nil {
-			header[key] = append(vv, value)
-			continue
-		}
-		values[0] = value
-		header[key], values = values[:1:1], values[1:]
+		hr.add(key, v)
 	}
 	if host == "" {
 		return 0, false
@@ -96,8 +81,52 @@ func parseHead(head []byte, req *http.Request) (contentLength int64, ok bool) {
 	}
 	req.Method, req.URL, req.RequestURI, req.Host = method, u, requestURI, host
 	req.Proto, req.ProtoMajor, req.ProtoMinor = "HTTP/1.1", 1, 1
-	req.Header, req.ContentLength = header, contentLength
+	req.Header, req.ContentLength = hr.header, contentLength
 	return contentLength, true
+}
+
+// headerReader reads the header lines of a head (after its first line, to
+// the blank line) into an http.Header as textproto does: each name a
+// token, canonicalized; each value of valid bytes, trimmed of spaces and
+// tabs; the values of the header in one allocation.
+type headerReader struct {
+	rest   []byte
+	lines  int // left to read
+	header http.Header
+	values []string
+}
+
+func newHeaderReader(rest []byte) headerReader {
+	lines := max(bytes.Count(rest, crlf)-1, 0) // the last one ends the blank line
+	return headerReader{rest: rest, lines: lines, header: make(http.Header, lines), values: make([]string, lines)}
+}
+
+// next is the next line's name and value; ok is false for a line net/http
+// would refuse or read otherwise.
+func (r *headerReader) next() (key string, v []byte, ok bool) {
+	r.lines--
+	kv, rest, _ := bytes.Cut(r.rest, crlf)
+	r.rest = rest
+	k, v, found := bytes.Cut(kv, colon)
+	if !found || len(k) == 0 || !fieldName(k) {
+		return "", nil, false
+	}
+	v = trimSpaceTab(v)
+	if !fieldValue(v) {
+		return "", nil, false
+	}
+	return canonicalKey(k), v, true
+}
+
+// add appends v to the header's values of key.
+func (r *headerReader) add(key string, v []byte) {
+	value := string(v)
+	if vv := r.header[key]; vv != nil {
+		r.header[key] = append(vv, value)
+		return
+	}
+	r.values[0] = value
+	r.header[key], r.values = r.values[:1:1], r.values[1:]
 }
 
 // canonicalKey is textproto's canonical form of the header name k (a

@@ -236,8 +236,8 @@ type h1ServerConn struct {
 	state  atomic.Int32
 	bufr   *bufio.Reader
 	bufw   *bufio.Writer
-	resBuf *bufio.Writer // a response's first 2 KiB
-	werr   error         // the first write error; the connection is done
+	resBuf *bufio.Writer      // a response's first 2 KiB
+	werr   error              // the first write error; the connection is done
 	cancel context.CancelFunc // the request under way's
 	// blank is never set: WithContext on it makes a request with its
 	// context in one allocation.
@@ -415,7 +415,7 @@ func (c *h1ServerConn) handle(req *http.Request, contentLength int64, cancel con
 	req.RemoteAddr = c.remote
 	w := &h1Response{c: c, req: req, contentLength: -1}
 	if contentLength > 0 {
-		w.body = &h1RequestBody{c: c, remaining: contentLength}
+		w.body = &h1RequestBody{lengthBody: lengthBody{br: c.bufr, remaining: contentLength}, c: c}
 		req.Body = w.body
 	} else {
 		req.Body = http.NoBody
@@ -554,10 +554,9 @@ func (c *h1ServerConn) endWatch() {
 // http.ErrBodyReadAfterClose after Close, and Close reading what is left
 // (up to 256 KiB) so the connection can carry the next request.
 type h1RequestBody struct {
+	lengthBody
 	c          *h1ServerConn
 	mu         sync.Mutex
-	remaining  int64
-	sawEOF     bool
 	closed     bool
 	earlyClose bool // closed with more than 256 KiB unread
 }
@@ -571,25 +570,8 @@ func (b *h1RequestBody) Read(p []byte) (int, error) {
 	return b.readLocked(p)
 }
 
-func (b *h1RequestBody) readLocked(p []byte) (n int, err error) {
-	if b.sawEOF {
-		return 0, io.EOF
-	}
-	if int64(len(p)) > b.remaining {
-		p = p[:b.remaining]
-	}
-	n, err = b.c.bufr.Read(p)
-	b.remaining -= int64(n)
-	if err == io.EOF {
-		b.sawEOF = true
-		if b.remaining > 0 {
-			err = io.ErrUnexpectedEOF
-		}
-	}
-	if err == nil && n > 0 && b.remaining == 0 {
-		err = io.EOF
-		b.sawEOF = true
-	}
+func (b *h1RequestBody) readLocked(p []byte) (int, error) {
+	n, err := b.lengthBody.Read(p)
 	if b.sawEOF {
 		b.c.bodyEOF()
 	}

@@ -29,18 +29,26 @@ func writeRequestCases(t *testing.T) map[string]func() *http.Request {
 			req.Header.Set(RunTokenHeader, "secret")
 			return req
 		},
-		"get":            func() *http.Request { return newReq(http.MethodGet, "http://h:1/x?y=1&z=%20", nil) },
-		"delete":         func() *http.Request { return newReq(http.MethodDelete, "http://h/x", nil) },
-		"options":        func() *http.Request { return newReq(http.MethodOptions, "http://h/x", nil) },
-		"empty method":   func() *http.Request { r := newReq(http.MethodGet, "http://h/x", nil); r.Method = ""; return r },
-		"put string":     func() *http.Request { return newReq(http.MethodPut, "http://h/x", strings.NewReader("put body")) },
-		"post nil body":  func() *http.Request { return newReq(http.MethodPost, "http://h/x", nil) },
-		"patch no body":  func() *http.Request { return newReq(http.MethodPatch, "http://h/x", http.NoBody) },
-		"escaped path":   func() *http.Request { return newReq(http.MethodGet, "http://h/a%2Fb/c d", nil) },
-		"host override":  func() *http.Request { r := newReq(http.MethodGet, "http://h/x", nil); r.Host = "other:9"; return r },
-		"ipv6":           func() *http.Request { return newReq(http.MethodGet, "http://[::1]:8080/x", nil) },
-		"own user agent": func() *http.Request { r := newReq(http.MethodGet, "http://h/x", nil); r.Header.Set("User-Agent", " gym\n1 "); return r },
-		"no user agent":  func() *http.Request { r := newReq(http.MethodGet, "http://h/x", nil); r.Header["User-Agent"] = nil; return r },
+		"get":           func() *http.Request { return newReq(http.MethodGet, "http://h:1/x?y=1&z=%20", nil) },
+		"delete":        func() *http.Request { return newReq(http.MethodDelete, "http://h/x", nil) },
+		"options":       func() *http.Request { return newReq(http.MethodOptions, "http://h/x", nil) },
+		"empty method":  func() *http.Request { r := newReq(http.MethodGet, "http://h/x", nil); r.Method = ""; return r },
+		"put string":    func() *http.Request { return newReq(http.MethodPut, "http://h/x", strings.NewReader("put body")) },
+		"post nil body": func() *http.Request { return newReq(http.MethodPost, "http://h/x", nil) },
+		"patch no body": func() *http.Request { return newReq(http.MethodPatch, "http://h/x", http.NoBody) },
+		"escaped path":  func() *http.Request { return newReq(http.MethodGet, "http://h/a%2Fb/c d", nil) },
+		"host override": func() *http.Request { r := newReq(http.MethodGet, "http://h/x", nil); r.Host = "other:9"; return r },
+		"ipv6":          func() *http.Request { return newReq(http.MethodGet, "http://[::1]:8080/x", nil) },
+		"own user agent": func() *http.Request {
+			r := newReq(http.MethodGet, "http://h/x", nil)
+			r.Header.Set("User-Agent", " gym\n1 ")
+			return r
+		},
+		"no user agent": func() *http.Request {
+			r := newReq(http.MethodGet, "http://h/x", nil)
+			r.Header["User-Agent"] = nil
+			return r
+		},
 		"odd headers": func() *http.Request {
 			r := newReq(http.MethodGet, "http://h/x", nil)
 			r.Header["Bad Key"] = []string{"v"}
@@ -69,10 +77,14 @@ func writeRequestCases(t *testing.T) map[string]func() *http.Request {
 			r.ContentLength = -1
 			return r
 		},
-		"close":   func() *http.Request { r := newReq(http.MethodGet, "http://h/x", nil); r.Close = true; return r },
-		"trailer": func() *http.Request { r := newReq(http.MethodGet, "http://h/x", nil); r.Trailer = http.Header{"X-T": nil}; return r },
-		"idn":     func() *http.Request { return newReq(http.MethodGet, "http://bücher.example/x", nil) },
-		"zone":    func() *http.Request { return newReq(http.MethodGet, "http://[fe80::1%25eth0]:80/x", nil) },
+		"close": func() *http.Request { r := newReq(http.MethodGet, "http://h/x", nil); r.Close = true; return r },
+		"trailer": func() *http.Request {
+			r := newReq(http.MethodGet, "http://h/x", nil)
+			r.Trailer = http.Header{"X-T": nil}
+			return r
+		},
+		"idn":  func() *http.Request { return newReq(http.MethodGet, "http://bücher.example/x", nil) },
+		"zone": func() *http.Request { return newReq(http.MethodGet, "http://[fe80::1%25eth0]:80/x", nil) },
 	}
 }
 
