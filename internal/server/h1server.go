@@ -154,11 +154,14 @@ func (s *h1Server) untrack(c *h1ServerConn) {
 func (s *h1Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	s.shutting.Store(true)
-	ln := s.listener
+	ln, handoff := s.listener, s.handoff
 	s.mu.Unlock()
 	var err error
 	if ln != nil {
 		err = ln.Close()
+		// Closed here too, as the *http.Server may not have begun serving
+		// it: a connection handed over now is closed, not left waiting.
+		handoff.Close()
 	}
 	served := make(chan error, 1)
 	go func() { served <- s.srv.Shutdown(ctx) }()
@@ -197,7 +200,7 @@ func (s *h1Server) closeIdle() bool {
 func (s *h1Server) Close() error {
 	s.mu.Lock()
 	s.shutting.Store(true)
-	ln := s.listener
+	ln, handoff := s.listener, s.handoff
 	for c := range s.conns {
 		c.state.Store(connClosed)
 		c.rwc.Close()
@@ -206,6 +209,7 @@ func (s *h1Server) Close() error {
 	var err error
 	if ln != nil {
 		err = ln.Close()
+		handoff.Close()
 	}
 	if e := s.srv.Close(); err == nil {
 		err = e

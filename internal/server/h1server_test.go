@@ -556,3 +556,32 @@ func TestHTTPDate(t *testing.T) {
 		}
 	}
 }
+
+// A connection handed over after Shutdown is closed, even when the
+// *http.Server had not yet begun serving the hand-over listener.
+func TestH1ServerShutdownClosesHandoff(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newH1Server(&http.Server{})
+	s.listener = ln
+	s.handoff = &handoffListener{addr: ln.Addr(), conns: make(chan net.Conn), done: make(chan struct{})}
+	if err := s.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ours, theirs := net.Pipe()
+	handed := make(chan struct{})
+	go func() {
+		s.handoff.push(ours)
+		close(handed)
+	}()
+	select {
+	case <-handed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a connection handed over after Shutdown waits for ever")
+	}
+	if _, err := theirs.Read(make([]byte, 1)); err != io.EOF {
+		t.Errorf("the handed-over connection read %v, want EOF", err)
+	}
+}
