@@ -4,6 +4,15 @@ package server
 
 import "syscall"
 
+// peeker looks at an idle connection's socket without taking from it; its
+// raw connection and callback are made once per connection.
+type peeker struct {
+	raw  syscall.RawConn
+	read func(fd uintptr) bool
+	open bool
+	one  [1]byte
+}
+
 // open reports whether an idle connection can carry another request: the
 // peer has not closed it, nor sent anything unasked. It peeks at the socket
 // without blocking, as http.Transport's reading goroutine would have seen
@@ -12,22 +21,26 @@ func (c *h1Conn) open() bool {
 	if c.br.Buffered() > 0 {
 		return false
 	}
-	sc, ok := c.Conn.(syscall.Conn)
-	if !ok {
-		return true
+	p := &c.peek
+	if p.read == nil {
+		sc, ok := c.Conn.(syscall.Conn)
+		if !ok {
+			return true
+		}
+		raw, err := sc.SyscallConn()
+		if err != nil {
+			return false
+		}
+		p.raw = raw
+		p.read = func(fd uintptr) bool {
+			// Nothing to read is an open connection; a byte is one sent
+			// unasked, and none with no error the peer's close.
+			_, _, err := syscall.Recvfrom(int(fd), p.one[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+			p.open = err == syscall.EAGAIN || err == syscall.EWOULDBLOCK
+			return true
+		}
 	}
-	raw, err := sc.SyscallConn()
-	if err != nil {
-		return false
-	}
-	open := false
-	var one [1]byte
-	err = raw.Read(func(fd uintptr) bool {
-		// Nothing to read is an open connection; a byte is one sent
-		// unasked, and none with no error the peer's close.
-		_, _, err := syscall.Recvfrom(int(fd), one[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		open = err == syscall.EAGAIN || err == syscall.EWOULDBLOCK
-		return true
-	})
-	return open && err == nil
+	p.open = false
+	err := p.raw.Read(p.read)
+	return p.open && err == nil
 }

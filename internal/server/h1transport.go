@@ -50,6 +50,7 @@ type h1Conn struct {
 	br        *bufio.Reader
 	bw        *bufio.Writer
 	idleSince time.Time
+	peek      peeker
 }
 
 func newH1Transport(dial func(ctx context.Context, network, addr string) (net.Conn, error), maxConns int, idleTimeout time.Duration, fallback http.RoundTripper) *h1Transport {
