@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"io"
 	"net/http"
 )
@@ -14,7 +15,13 @@ import (
 // whole in br's buffer, is left to http.ReadResponse, which reads it from
 // the start (FuzzParseResponseHead holds the two equal).
 func readResponse(br *bufio.Reader, req *http.Request) (*http.Response, error) {
-	n := bufferedHead(br)
+	n, err := bufferedHead(br)
+	if err != nil {
+		// The buffer forgot the error once it reported it: http.ReadResponse
+		// reads what came and then meets it again.
+		pending, _ := br.Peek(br.Buffered())
+		return http.ReadResponse(bufio.NewReader(io.MultiReader(bytes.NewReader(pending), &errorOnce{err: err})), req)
+	}
 	if n < 0 || req.Method == http.MethodHead {
 		return http.ReadResponse(br, req)
 	}
@@ -35,22 +42,38 @@ func readResponse(br *bufio.Reader, req *http.Request) (*http.Response, error) {
 
 // bufferedHead waits for an answer to start and returns the length of its
 // head once it is all in br's buffer; -1 when it cannot be (too long, bare
-// line feeds, a read error), for http.ReadResponse to deal with.
-func bufferedHead(br *bufio.Reader) int {
+// line feeds), for http.ReadResponse to deal with; or the read error met
+// before the head's end.
+func bufferedHead(br *bufio.Reader) (int, error) {
 	want := 1
 	for {
 		if _, err := br.Peek(want); err != nil {
-			return -1
+			if errors.Is(err, bufio.ErrBufferFull) {
+				return -1, nil
+			}
+			return -1, err
 		}
 		b, _ := br.Peek(br.Buffered())
 		if i := bytes.Index(b, headEnd); i >= 0 {
-			return i + len(headEnd)
+			return i + len(headEnd), nil
 		}
 		if len(b) >= br.Size() || bareLF(b) {
-			return -1
+			return -1, nil
 		}
 		want = len(b) + 1
 	}
+}
+
+// errorOnce reads as the connection did: err, then the end.
+type errorOnce struct{ err error }
+
+func (r *errorOnce) Read([]byte) (int, error) {
+	if r.err == nil {
+		return 0, io.EOF
+	}
+	err := r.err
+	r.err = nil
+	return 0, err
 }
 
 // parseResponseHead is the response http.ReadResponse reads from head,

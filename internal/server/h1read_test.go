@@ -3,10 +3,12 @@ package server
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -90,6 +92,33 @@ func TestReadResponseMatchesNetHTTP(t *testing.T) {
 			t.Errorf("%q: read %q %d %v %q %q (%v), net/http %q %d %v %q %q (%v)", c.raw,
 				got.Status, got.ContentLength, got.Close, got.Header, gotBody, gotReadErr,
 				want.Status, want.ContentLength, want.Close, want.Header, wantBody, wantReadErr)
+		}
+	}
+}
+
+// resetOnce reads as a reset connection does: the reset, then the end.
+type resetOnce struct{ reported bool }
+
+func (r *resetOnce) Read([]byte) (int, error) {
+	if r.reported {
+		return 0, io.EOF
+	}
+	r.reported = true
+	return 0, syscall.ECONNRESET
+}
+
+// A read error met while waiting for the head is the error reported, as
+// http.ReadResponse reports it.
+func TestReadResponseKeepsReadError(t *testing.T) {
+	get, _ := http.NewRequest(http.MethodGet, "http://h/x", nil)
+	for _, before := range []string{"", "HTTP/1.1 200 OK\r\n"} {
+		src := func() *bufio.Reader {
+			return bufio.NewReader(io.MultiReader(strings.NewReader(before), &resetOnce{}))
+		}
+		_, got := readResponse(src(), get)
+		_, want := http.ReadResponse(src(), get)
+		if errString(got) != errString(want) || before == "" && !errors.Is(got, syscall.ECONNRESET) {
+			t.Errorf("after %q: %v, net/http %v", before, got, want)
 		}
 	}
 }

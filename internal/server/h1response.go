@@ -51,7 +51,7 @@ type h1Response struct {
 	written       int64
 	w             *bufio.Writer // bufferBeforeChunking bytes in front of chunkWriter
 	cw            h1ChunkWriter
-	handlerDone   bool
+	handlerDone   atomic.Bool // set by the connection loop, read by any goroutine the handler left
 	closeAfter    bool
 	bodyLimitHit  bool
 	trailers      []string
@@ -100,7 +100,7 @@ func (w *h1Response) WriteHeader(code int) {
 }
 
 func (w *h1Response) Write(p []byte) (int, error) {
-	if w.handlerDone {
+	if w.handlerDone.Load() {
 		return 0, errWriteAfterHandler
 	}
 	if !w.wroteHeader {
@@ -120,7 +120,7 @@ func (w *h1Response) Write(p []byte) (int, error) {
 }
 
 func (w *h1Response) WriteString(s string) (int, error) {
-	if w.handlerDone {
+	if w.handlerDone.Load() {
 		return 0, errWriteAfterHandler
 	}
 	if !w.wroteHeader {
@@ -142,7 +142,7 @@ func (w *h1Response) WriteString(s string) (int, error) {
 // FlushError sends what is buffered, header first; http.ResponseController
 // finds it.
 func (w *h1Response) FlushError() error {
-	if w.handlerDone {
+	if w.handlerDone.Load() {
 		return errWriteAfterHandler
 	}
 	if !w.wroteHeader {
@@ -166,7 +166,7 @@ func (w *h1Response) finish() {
 	if !w.wroteHeader {
 		w.WriteHeader(http.StatusOK)
 	}
-	w.handlerDone = true
+	w.handlerDone.Store(true)
 	w.w.Flush()
 	if !w.cw.wroteHeader {
 		w.cw.writeHeader(nil)
@@ -183,6 +183,9 @@ func (w *h1Response) finish() {
 	if w.body != nil {
 		w.body.Close()
 	}
+	if w.req.MultipartForm != nil {
+		w.req.MultipartForm.RemoveAll()
+	}
 }
 
 // reusable is whether the connection can carry another request.
@@ -195,6 +198,9 @@ func (w *h1Response) reusable() bool {
 
 func (w *h1Response) declareTrailer(k string) {
 	k = http.CanonicalHeaderKey(k)
+	if strings.HasPrefix(k, "If-") {
+		return
+	}
 	switch k {
 	case "Authorization", "Cache-Control", "Connection", "Content-Encoding", "Content-Length", "Content-Range",
 		"Content-Type", "Expect", "Host", "Keep-Alive", "Max-Forwards", "Pragma", "Proxy-Authenticate",
@@ -290,7 +296,7 @@ func (cw *h1ChunkWriter) writeHeader(p []byte) {
 
 	te := header.Get("Transfer-Encoding")
 	hasTE := te != ""
-	if w.handlerDone && !trailers && !hasTE && bodyAllowedForStatus(w.status) && !hasKey(header, "Content-Length") {
+	if w.handlerDone.Load() && !trailers && !hasTE && bodyAllowedForStatus(w.status) && !hasKey(header, "Content-Length") {
 		w.contentLength = int64(len(p))
 		extra.contentLength = strconv.AppendInt(lengthBuf[:0], int64(len(p)), 10)
 	}
@@ -302,6 +308,7 @@ func (cw *h1ChunkWriter) writeHeader(p []byte) {
 	if w.req.ContentLength != 0 && !w.closeAfter && w.body != nil {
 		b := w.body
 		discard, tooBig := false, false
+		b.mu.Lock()
 		switch {
 		case b.closed:
 			if !b.sawEOF {
@@ -312,6 +319,7 @@ func (cw *h1ChunkWriter) writeHeader(p []byte) {
 		default:
 			discard = true
 		}
+		b.mu.Unlock()
 		if discard {
 			_, err := io.CopyN(io.Discard, b, maxPostHandlerRead+1)
 			switch err {

@@ -29,6 +29,14 @@ var (
 	errBareLF       = errors.New("request head with a line feed alone")
 )
 
+func leadingLineBreaks(b []byte) int {
+	n := 0
+	for n < len(b) && (b[n] == '\r' || b[n] == '\n') {
+		n++
+	}
+	return n
+}
+
 // bareLF is whether b has a line feed without a carriage return before it.
 func bareLF(b []byte) bool {
 	for i := bytes.IndexByte(b, '\n'); i >= 0; {
@@ -105,6 +113,8 @@ func (s *h1Server) Serve(ln net.Listener) error {
 				return http.ErrServerClosed
 			}
 			if !retryableAccept(err) {
+				ln.Close()
+				handoff.Close()
 				return err
 			}
 			// Out of descriptors and the like: net/http backs off the same way.
@@ -314,7 +324,7 @@ func (c *h1ServerConn) serve() {
 			responsePool.Put(c.resBuf)
 		}
 	}()
-	first := true
+	first, afterPost := true, false
 	for {
 		if c.bufr.Buffered() == 0 && !c.hasByte {
 			wait := c.s.srv.IdleTimeout
@@ -325,7 +335,7 @@ func (c *h1ServerConn) serve() {
 				c.rwc.SetReadDeadline(time.Now().Add(wait))
 			}
 		}
-		n, err := c.readHead(!first)
+		n, err := c.readHead(!first, afterPost)
 		if err != nil {
 			// What net/http would answer (a head with bare line feeds, one
 			// cut off by the end of the connection, one too large for the
@@ -351,6 +361,7 @@ func (c *h1ServerConn) serve() {
 			return
 		}
 		c.bufr.Discard(n)
+		afterPost = req.Method == http.MethodPost
 		if !c.handle(req, contentLength, cancel) {
 			return
 		}
@@ -363,8 +374,10 @@ func (c *h1ServerConn) serve() {
 
 // readHead waits until a whole request head is buffered and returns its
 // length. While idle it waits under the idle timeout; from the first byte
-// the rest must come within the header timeout.
-func (c *h1ServerConn) readHead(idle bool) (int, error) {
+// the rest must come within the header timeout. After a POST, line breaks
+// before the head are dropped, as net/http drops them for old clients
+// that end a body with one.
+func (c *h1ServerConn) readHead(idle, afterPost bool) (int, error) {
 	want := 1
 	for {
 		if _, err := c.bufr.Peek(want); err != nil {
@@ -372,6 +385,12 @@ func (c *h1ServerConn) readHead(idle bool) (int, error) {
 				return 0, errHeadTooLarge
 			}
 			return 0, err
+		}
+		if afterPost {
+			afterPost = false
+			start, _ := c.bufr.Peek(4)
+			c.bufr.Discard(leadingLineBreaks(start))
+			continue
 		}
 		b, _ := c.bufr.Peek(c.bufr.Buffered())
 		if i := bytes.Index(b, headEnd); i >= 0 {
@@ -419,7 +438,7 @@ func (c *h1ServerConn) handle(req *http.Request, contentLength int64, cancel con
 	req.RemoteAddr = c.remote
 	w := &h1Response{c: c, req: req, contentLength: -1}
 	if contentLength > 0 {
-		w.body = &h1RequestBody{lengthBody: lengthBody{br: c.bufr, remaining: contentLength}, c: c}
+		w.body = &h1RequestBody{lengthBody: lengthBody{br: c.bufr, remaining: contentLength}, c: c, cancel: cancel}
 		req.Body = w.body
 	} else {
 		req.Body = http.NoBody
@@ -442,6 +461,9 @@ func (c *h1ServerConn) handle(req *http.Request, contentLength int64, cancel con
 			}
 			cancel()
 			c.endWatch()
+			// A goroutine the handler left must not write into the buffers
+			// the next connection gets.
+			w.handlerDone.Store(true)
 			if w.body != nil {
 				w.body.Close()
 			}
@@ -492,7 +514,7 @@ func (c *h1ServerConn) beginWatch(bodyDone bool) {
 func (c *h1ServerConn) watchDue() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.handling || c.inRead || c.rerr != nil {
+	if !c.handling || !c.watchable() {
 		return
 	}
 	if !c.bodyDone {
@@ -506,13 +528,19 @@ func (c *h1ServerConn) bodyEOF() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.bodyDone = true
-	if c.due && c.handling && !c.inRead && c.rerr == nil {
+	if c.due && c.handling && c.watchable() {
 		c.startWatchLocked()
 	}
 }
 
+// watchable is whether a watch may start: none is reading, and none has
+// read a byte of the next request or the end of the connection.
+func (c *h1ServerConn) watchable() bool {
+	return !c.inRead && !c.hasByte && c.rerr == nil
+}
+
 func (c *h1ServerConn) startWatchLocked() {
-	c.inRead = true
+	c.inRead, c.due = true, false
 	go c.watch()
 }
 
@@ -560,6 +588,7 @@ func (c *h1ServerConn) endWatch() {
 type h1RequestBody struct {
 	lengthBody
 	c          *h1ServerConn
+	cancel     context.CancelFunc // the request's
 	mu         sync.Mutex
 	closed     bool
 	earlyClose bool // closed with more than 256 KiB unread
@@ -576,6 +605,11 @@ func (b *h1RequestBody) Read(p []byte) (int, error) {
 
 func (b *h1RequestBody) readLocked(p []byte) (int, error) {
 	n, err := b.lengthBody.Read(p)
+	if err != nil && err != io.EOF {
+		// The connection failed under the body: net/http cancels the
+		// request then, as for a client gone during the handler.
+		b.cancel()
+	}
 	if b.sawEOF {
 		b.c.bodyEOF()
 	}
@@ -667,6 +701,15 @@ type prefixConn struct {
 	net.Conn
 	prefix []byte
 	rerr   error
+}
+
+// CloseWrite half-closes the connection when it can, for net/http's
+// lingering close.
+func (c *prefixConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
 }
 
 func (c *prefixConn) Read(p []byte) (int, error) {

@@ -146,6 +146,12 @@ var h1Cases = map[string]http.HandlerFunc{
 		_, err := r.Body.Read(buf)
 		fmt.Fprintf(w, "read %q then %v", buf, err)
 	},
+	"/if-trailer": func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Trailer", "If-Match, X-Kept")
+		io.WriteString(w, "body")
+		w.Header().Set("If-Match", `"e"`)
+		w.Header().Set("X-Kept", "k")
+	},
 	"/panic": func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "partial")
 		panic(http.ErrAbortHandler)
@@ -231,6 +237,8 @@ func TestH1ServerMatchesNetHTTP(t *testing.T) {
 	var requests = map[string]string{
 		"pipelined":        get("/json") + get("/sniff") + post("/echo", `{"a":1}`),
 		"post then 404":    post("/echo", "hello") + get("/missing"),
+		"crlf after post":  post("/echo", "hi") + "\r\n" + get("/json"),
+		"crlf after get":   get("/json") + "\r\n" + get("/json"),
 		"405":              get("/only-post"),
 		"unread body":      post("/ignore-body", strings.Repeat("b", 1000)) + get("/json"),
 		"unread big body":  post("/ignore-body", strings.Repeat("b", 300<<10)) + get("/json"),
@@ -583,5 +591,151 @@ func TestH1ServerShutdownClosesHandoff(t *testing.T) {
 	}
 	if _, err := theirs.Read(make([]byte, 1)); err != io.EOF {
 		t.Errorf("the handed-over connection read %v, want EOF", err)
+	}
+}
+
+// A watch that took the first byte of the next request keeps it, however
+// often the handler reads its body to the end again.
+func TestH1ServerWatchKeepsPipelinedByte(t *testing.T) {
+	_, gym := startBoth(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			time.Sleep(2 * disconnectWatchDelay) // the watch is due before the body is read
+			io.ReadAll(r.Body)                   // and starts at its end
+			time.Sleep(4 * disconnectWatchDelay) // taking a byte of the next request
+			r.Body.Read(make([]byte, 1))         // the end again
+			time.Sleep(disconnectWatchDelay)
+		}
+		io.WriteString(w, r.Method+" "+r.URL.Path)
+	}))
+	c, err := net.Dial("tcp", gym)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	io.WriteString(c, "POST /a HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\nhi")
+	time.Sleep(4 * disconnectWatchDelay)
+	io.WriteString(c, "GET /b HTTP/1.1\r\nHost: h\r\n\r\n")
+	c.(*net.TCPConn).CloseWrite()
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	out, _ := io.ReadAll(c)
+	if !strings.HasSuffix(string(out), "GET /b") {
+		t.Errorf("the second answer is not GET /b's: %q", out)
+	}
+}
+
+// A goroutine a panicking handler left cannot write into the buffers the
+// next connection is given.
+func TestH1ServerPanicLeavesNoWriter(t *testing.T) {
+	wrote := make(chan error, 1)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/panic", func(w http.ResponseWriter, r *http.Request) {
+		go func() {
+			time.Sleep(150 * time.Millisecond)
+			_, err := w.Write([]byte("LEAKED"))
+			w.(http.Flusher).Flush()
+			wrote <- err
+		}()
+		panic(http.ErrAbortHandler)
+	})
+	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(300 * time.Millisecond)
+		io.WriteString(w, "B")
+	})
+	_, gym := startBoth(t, mux)
+	exchange(t, gym, "GET /panic HTTP/1.1\r\nHost: h\r\n\r\n")
+	if got := exchange(t, gym, "GET /slow HTTP/1.1\r\nHost: h\r\n\r\n"); !strings.HasSuffix(got, "\r\n\r\nB") || strings.Contains(got, "LEAKED") {
+		t.Errorf("the next connection read %q", got)
+	}
+	if err := <-wrote; err == nil {
+		t.Error("a write after the handler panicked succeeded")
+	}
+}
+
+// A handler reading its body in a goroutine while the answer's header is
+// decided does not race with it (go test -race).
+func TestH1ServerBodyReadBesideAnswer(t *testing.T) {
+	_, gym := startBoth(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		done := make(chan struct{})
+		go func() { io.Copy(io.Discard, r.Body); close(done) }()
+		time.Sleep(30 * time.Millisecond)
+		w.Write([]byte(strings.Repeat("x", 3000)))
+		<-done
+	}))
+	c, err := net.Dial("tcp", gym)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	go func() {
+		io.WriteString(c, "POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 102400\r\n\r\n")
+		for range 100 {
+			io.WriteString(c, strings.Repeat("b", 1024))
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.ReadAll(resp.Body)
+}
+
+// A connection that fails while the handler reads its body cancels the
+// request, as with net/http.
+func TestH1ServerCancelsOnBodyError(t *testing.T) {
+	cancelled := make(chan error, 1)
+	_, gym := startBoth(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		select {
+		case <-r.Context().Done():
+			cancelled <- r.Context().Err()
+		case <-time.After(5 * time.Second):
+			cancelled <- errors.New("not cancelled within 5 s")
+		}
+	}))
+	c, err := net.Dial("tcp", gym)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(c, "POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 100\r\n\r\n0123456789")
+	time.Sleep(20 * time.Millisecond)
+	c.(*net.TCPConn).SetLinger(0) // a reset
+	c.Close()
+	if err := <-cancelled; !errors.Is(err, context.Canceled) {
+		t.Errorf("the handler's context ended with %v, want context.Canceled", err)
+	}
+}
+
+// A connection handed to net/http keeps its half-close, which net/http
+// uses to let a client whose body it refused read the answer before the
+// connection ends.
+func TestPrefixConnHalfCloses(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	client, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	server, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer server.Close()
+	var handed net.Conn = &prefixConn{Conn: server, prefix: []byte("GET")}
+	cw, ok := handed.(interface{ CloseWrite() error })
+	if !ok {
+		t.Fatal("a handed-over connection cannot half-close")
+	}
+	if err := cw.CloseWrite(); err != nil {
+		t.Fatal(err)
+	}
+	client.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := client.Read(make([]byte, 1)); err != io.EOF {
+		t.Errorf("after the half-close the client read %v, want EOF", err)
 	}
 }

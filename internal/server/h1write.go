@@ -81,10 +81,12 @@ func writeRequest(bw *bufio.Writer, req *http.Request, gzip bool) error {
 	switch {
 	case err != nil:
 		return err
+	case closeErr != nil:
+		return closeErr
 	case n != req.ContentLength:
 		return fmt.Errorf("http: ContentLength=%d with Body length %d", req.ContentLength, n)
 	}
-	return closeErr
+	return nil
 }
 
 // writeRequestSlow is Request.Write, with gzip asked in the header.

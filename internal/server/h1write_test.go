@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -69,6 +70,11 @@ func writeRequestCases(t *testing.T) map[string]func() *http.Request {
 		},
 		"body too short": func() *http.Request {
 			r := newReq(http.MethodPost, "http://h/x", io.NopCloser(strings.NewReader("ab")))
+			r.ContentLength = 3
+			return r
+		},
+		"close fails, length wrong": func() *http.Request {
+			r := newReq(http.MethodPost, "http://h/x", failingClose{strings.NewReader("ab")})
 			r.ContentLength = 3
 			return r
 		},
@@ -172,3 +178,7 @@ func TestWriteRequestMatchesTransport(t *testing.T) {
 		}
 	}
 }
+
+type failingClose struct{ io.Reader }
+
+func (failingClose) Close() error { return errors.New("close failed") }
