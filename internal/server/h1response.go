@@ -37,7 +37,10 @@ var errWriteAfterHandler = errors.New("http: write on a response after its handl
 // finished within the first 2 KiB, else chunks; a sniffed Content-Type when
 // none was set; the request body read (up to 256 KiB) or the connection
 // closed; 1xx answers written at once; declared trailers after the last
-// chunk.
+// chunk. What it cannot do: close the connection when an
+// http.MaxBytesReader runs over its limit (net/http's hook for that is
+// unexported); no gym handler uses one. Hijacking, CloseNotify and
+// ResponseController's deadlines are not offered either.
 type h1Response struct {
 	c             *h1ServerConn
 	req           *http.Request
