@@ -103,43 +103,40 @@ func (w *h1Response) WriteHeader(code int) {
 }
 
 func (w *h1Response) Write(p []byte) (int, error) {
-	if w.handlerDone.Load() {
-		return 0, errWriteAfterHandler
-	}
-	if !w.wroteHeader {
-		w.WriteHeader(http.StatusOK)
-	}
-	if len(p) == 0 {
-		return 0, nil
-	}
-	if !bodyAllowedForStatus(w.status) {
-		return 0, http.ErrBodyNotAllowed
-	}
-	w.written += int64(len(p))
-	if w.contentLength != -1 && w.written > w.contentLength {
-		return 0, http.ErrContentLength
+	if err := w.admit(len(p)); err != nil || len(p) == 0 {
+		return 0, err
 	}
 	return w.w.Write(p)
 }
 
 func (w *h1Response) WriteString(s string) (int, error) {
+	if err := w.admit(len(s)); err != nil || len(s) == 0 {
+		return 0, err
+	}
+	return w.w.WriteString(s)
+}
+
+// admit checks a write of n bytes as net/http's does: the header goes
+// first, a body only where the status allows one and no longer than the
+// Content-Length said.
+func (w *h1Response) admit(n int) error {
 	if w.handlerDone.Load() {
-		return 0, errWriteAfterHandler
+		return errWriteAfterHandler
 	}
 	if !w.wroteHeader {
 		w.WriteHeader(http.StatusOK)
 	}
-	if len(s) == 0 {
-		return 0, nil
+	if n == 0 {
+		return nil
 	}
 	if !bodyAllowedForStatus(w.status) {
-		return 0, http.ErrBodyNotAllowed
+		return http.ErrBodyNotAllowed
 	}
-	w.written += int64(len(s))
+	w.written += int64(n)
 	if w.contentLength != -1 && w.written > w.contentLength {
-		return 0, http.ErrContentLength
+		return http.ErrContentLength
 	}
-	return w.w.WriteString(s)
+	return nil
 }
 
 // FlushError sends what is buffered, header first; http.ResponseController
