@@ -200,6 +200,8 @@ func Main(ctx context.Context, lookupEnv func(string) (string, bool), stdout io.
 // ends, then gives in-flight requests 0.5 s (uvicorn's graceful timeout in
 // NeMo Gym) before cutting them off, and returns nil. A dry run returns at
 // once without listening, as upstream children exit 0 after construction.
+// Connections are served by gym's own HTTP/1.1 loop (h1Server), which hands
+// the unusual ones to net/http's server.
 func Serve(ctx context.Context, rt *Runtime, h http.Handler, stdout io.Writer) error {
 	if rt.DryRun {
 		return nil
