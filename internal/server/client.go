@@ -559,8 +559,17 @@ func readBody(resp *http.Response) ([]byte, error) {
 		}
 		return nil, err
 	}
-	// Read to the end, so the connection is reused, and past it, as
-	// io.ReadAll would, should the body be longer than it said.
+	// Read to the end, so the connection is reused: the spare byte sees the
+	// end without another allocation, and a body longer than it said is
+	// read whole, as io.ReadAll would.
+	n, err := io.ReadFull(resp.Body, data[len(data):cap(data)])
+	data = data[:len(data)+n]
+	if err == io.EOF {
+		return data, nil
+	}
+	if err != nil {
+		return nil, err
+	}
 	rest, err := io.ReadAll(resp.Body)
 	return append(data, rest...), err
 }

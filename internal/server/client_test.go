@@ -691,3 +691,18 @@ func TestReadBody(t *testing.T) {
 		}
 	}
 }
+
+// A body of the length it said takes one allocation.
+func TestReadBodyAllocatesOnce(t *testing.T) {
+	body := strings.NewReader(strings.Repeat("x", 3000))
+	resp := &http.Response{ContentLength: 3000, Body: io.NopCloser(body)}
+	allocs := testing.AllocsPerRun(100, func() {
+		body.Seek(0, io.SeekStart)
+		if _, err := readBody(resp); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 1 {
+		t.Errorf("readBody made %v allocations, want 1", allocs)
+	}
+}

@@ -15,15 +15,15 @@ import (
 // whole in br's buffer, is left to http.ReadResponse, which reads it from
 // the start (FuzzParseResponseHead holds the two equal).
 func readResponse(br *bufio.Reader, req *http.Request) (*http.Response, error) {
-	n, err := bufferedHead(br)
-	if err != nil {
+	n, err := peekHead(br, nil)
+	switch {
+	case errors.Is(err, errHeadTooLarge), errors.Is(err, errBareLF), req.Method == http.MethodHead:
+		return http.ReadResponse(br, req)
+	case err != nil:
 		// The buffer forgot the error once it reported it: http.ReadResponse
 		// reads what came and then meets it again.
 		pending, _ := br.Peek(br.Buffered())
 		return http.ReadResponse(bufio.NewReader(io.MultiReader(bytes.NewReader(pending), &errorOnce{err: err})), req)
-	}
-	if n < 0 || req.Method == http.MethodHead {
-		return http.ReadResponse(br, req)
 	}
 	head, _ := br.Peek(n)
 	resp, ok := parseResponseHead(head)
@@ -40,25 +40,32 @@ func readResponse(br *bufio.Reader, req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// bufferedHead waits for an answer to start and returns the length of its
-// head once it is all in br's buffer; -1 when it cannot be (too long, bare
-// line feeds), for http.ReadResponse to deal with; or the read error met
-// before the head's end.
-func bufferedHead(br *bufio.Reader) (int, error) {
+// peekHead waits until br's buffer holds a whole head (a first line and
+// header lines, CRLF-terminated, through the blank line) and returns its
+// length, reading nothing out of br. errHeadTooLarge and errBareLF say it
+// never will; any other error is the read's. incomplete, when not nil,
+// runs each time more must be read after the first bytes.
+func peekHead(br *bufio.Reader, incomplete func()) (int, error) {
 	want := 1
 	for {
 		if _, err := br.Peek(want); err != nil {
 			if errors.Is(err, bufio.ErrBufferFull) {
-				return -1, nil
+				return 0, errHeadTooLarge
 			}
-			return -1, err
+			return 0, err
 		}
 		b, _ := br.Peek(br.Buffered())
 		if i := bytes.Index(b, headEnd); i >= 0 {
 			return i + len(headEnd), nil
 		}
-		if len(b) >= br.Size() || bareLF(b) {
-			return -1, nil
+		if bareLF(b) {
+			return 0, errBareLF
+		}
+		if len(b) >= br.Size() {
+			return 0, errHeadTooLarge
+		}
+		if incomplete != nil {
+			incomplete()
 		}
 		want = len(b) + 1
 	}

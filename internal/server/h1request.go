@@ -108,7 +108,7 @@ func (r *headerReader) next() (key string, v []byte, ok bool) {
 	kv, rest, _ := bytes.Cut(r.rest, crlf)
 	r.rest = rest
 	k, v, found := bytes.Cut(kv, colon)
-	if !found || len(k) == 0 || !fieldName(k) {
+	if !found || !fieldName(k) {
 		return "", nil, false
 	}
 	v = trimSpaceTab(v)
@@ -201,9 +201,9 @@ func knownMethod(m []byte) string {
 
 // visibleASCII is whether b is all printable ASCII without spaces, so url
 // parsing sees what net/http's would.
-func visibleASCII(b []byte) bool {
-	for _, c := range b {
-		if c <= ' ' || c >= 0x7f {
+func visibleASCII[T string | []byte](b T) bool {
+	for i := range len(b) {
+		if b[i] <= ' ' || b[i] >= 0x7f {
 			return false
 		}
 	}
@@ -211,9 +211,12 @@ func visibleASCII(b []byte) bool {
 }
 
 // fieldName is whether k is an RFC 9110 token, as a header name must be.
-func fieldName(k []byte) bool {
-	for _, c := range k {
-		if !tokenByte[c] {
+func fieldName[T string | []byte](k T) bool {
+	if len(k) == 0 {
+		return false
+	}
+	for i := range len(k) {
+		if !tokenByte[k[i]] {
 			return false
 		}
 	}
@@ -233,11 +236,12 @@ func fieldValue(v []byte) bool {
 
 // simpleHost is whether a Host value is a plain host[:port] that every
 // check of net/http's accepts.
-func simpleHost(v []byte) bool {
+func simpleHost[T string | []byte](v T) bool {
 	if len(v) == 0 {
 		return false
 	}
-	for _, c := range v {
+	for i := range len(v) {
+		c := v[i]
 		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '-' || c == ':' || c == '_' || c == '[' || c == ']') {
 			return false
 		}

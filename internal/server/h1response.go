@@ -30,6 +30,9 @@ const (
 
 var errWriteAfterHandler = errors.New("http: write on a response after its handler returned")
 
+// noBodyHeaders are left out of a 1xx answer.
+var noBodyHeaders = map[string]bool{"Content-Length": true, "Transfer-Encoding": true}
+
 // h1Response is the http.ResponseWriter of gym's own connection loop. What
 // it writes is what net/http's server writes for the same handler calls,
 // byte for byte but for the Date (TestH1ServerMatchesNetHTTP): the header
@@ -45,9 +48,8 @@ type h1Response struct {
 	c             *h1ServerConn
 	req           *http.Request
 	body          *h1RequestBody // nil without a request body
-	handlerHeader http.Header
-	calledHeader  bool
-	sent          http.Header // the header as of WriteHeader; nil: empty
+	handlerHeader http.Header    // nil until the handler asks for it
+	sent          http.Header    // the header as of WriteHeader; nil: empty
 	wroteHeader   bool
 	status        int
 	contentLength int64 // declared or computed; -1: none
@@ -60,14 +62,13 @@ type h1Response struct {
 	trailers      []string
 }
 
+// Header is the handler's header. The one sent is a copy taken at
+// WriteHeader, as net/http takes it; asked for only after WriteHeader, it
+// was empty then.
 func (w *h1Response) Header() http.Header {
 	if w.handlerHeader == nil {
 		w.handlerHeader = http.Header{}
 	}
-	if w.sent == nil && w.wroteHeader && !w.cw.wroteHeader {
-		w.sent = w.handlerHeader.Clone()
-	}
-	w.calledHeader = true
 	return w.handlerHeader
 }
 
@@ -82,16 +83,14 @@ func (w *h1Response) WriteHeader(code int) {
 	if code >= 100 && code <= 199 && code != http.StatusSwitchingProtocols {
 		bw := w.c.bufw
 		writeStatusLine(bw, code)
-		writeHeaderLines(bw, w.handlerHeader, map[string]bool{"Content-Length": true, "Transfer-Encoding": true})
+		writeHeaderLines(bw, w.handlerHeader, noBodyHeaders)
 		bw.Write(crlf)
 		w.c.flush()
 		return
 	}
 	w.wroteHeader = true
 	w.status = code
-	if w.calledHeader && w.sent == nil {
-		w.sent = w.handlerHeader.Clone()
-	}
+	w.sent = w.handlerHeader.Clone()
 	if cl := w.handlerHeader.Get("Content-Length"); cl != "" {
 		if v, err := strconv.ParseInt(cl, 10, 64); err == nil && v >= 0 {
 			w.contentLength = v
@@ -149,9 +148,7 @@ func (w *h1Response) FlushError() error {
 		w.WriteHeader(http.StatusOK)
 	}
 	err := w.w.Flush()
-	if !w.cw.wroteHeader {
-		w.cw.writeHeader(nil)
-	}
+	w.cw.writeHeader(nil)
 	if e := w.c.flush(); err == nil {
 		err = e
 	}
@@ -168,9 +165,7 @@ func (w *h1Response) finish() {
 	}
 	w.handlerDone.Store(true)
 	w.w.Flush()
-	if !w.cw.wroteHeader {
-		w.cw.writeHeader(nil)
-	}
+	w.cw.writeHeader(nil)
 	if w.cw.chunking {
 		bw := w.c.bufw
 		bw.WriteString("0\r\n")
@@ -242,9 +237,7 @@ type h1ChunkWriter struct {
 }
 
 func (cw *h1ChunkWriter) Write(p []byte) (int, error) {
-	if !cw.wroteHeader {
-		cw.writeHeader(p)
-	}
+	cw.writeHeader(p)
 	bw := cw.res.c.bufw
 	if cw.chunking {
 		var size [16]byte
@@ -269,13 +262,13 @@ func (cw *h1ChunkWriter) Write(p []byte) (int, error) {
 // header (the requests gym's loop serves), and writes it. p is the first
 // body bytes, all of them when the handler is done.
 func (cw *h1ChunkWriter) writeHeader(p []byte) {
+	if cw.wroteHeader {
+		return
+	}
 	cw.wroteHeader = true
 	w := cw.res
 	keepAlives := !w.c.s.shutting.Load()
-	header := w.sent
-	if header == nil {
-		header = http.Header{}
-	}
+	header := w.sent // nil reads as empty, and deletes from it do nothing
 	var lengthBuf [20]byte
 	var extra struct {
 		date, contentLength                    []byte
@@ -363,7 +356,7 @@ func (cw *h1ChunkWriter) writeHeader(p []byte) {
 		hasCL = false
 	}
 	switch {
-	case !bodyAllowedForStatus(code) || code == http.StatusNoContent, hasCL:
+	case !bodyAllowedForStatus(code), hasCL:
 		delete(header, "Transfer-Encoding")
 	case hasTE && te == "identity":
 		cw.chunking = false
@@ -453,7 +446,7 @@ func writeHeaderLines(bw *bufio.Writer, h http.Header, exclude map[string]bool) 
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		if !fieldNameString(k) {
+		if !fieldName(k) {
 			continue
 		}
 		for _, v := range h[k] {
@@ -472,18 +465,6 @@ func sanitizedValue(v string) string {
 		v = strings.NewReplacer("\n", " ", "\r", " ").Replace(v)
 	}
 	return strings.Trim(v, " \t\n\r")
-}
-
-func fieldNameString(k string) bool {
-	if k == "" {
-		return false
-	}
-	for i := range len(k) {
-		if !tokenByte[k[i]] {
-			return false
-		}
-	}
-	return true
 }
 
 func bodyAllowedForStatus(status int) bool {

@@ -25,8 +25,8 @@ import (
 const disconnectWatchDelay = 50 * time.Millisecond
 
 var (
-	errHeadTooLarge = errors.New("request head larger than the read buffer")
-	errBareLF       = errors.New("request head with a line feed alone")
+	errHeadTooLarge = errors.New("head larger than the read buffer")
+	errBareLF       = errors.New("head with a line feed alone")
 )
 
 func leadingLineBreaks(b []byte) int {
@@ -378,38 +378,18 @@ func (c *h1ServerConn) serve() {
 // before the head are dropped, as net/http drops them for old clients
 // that end a body with one.
 func (c *h1ServerConn) readHead(idle, afterPost bool) (int, error) {
-	want := 1
-	for {
-		if _, err := c.bufr.Peek(want); err != nil {
-			if errors.Is(err, bufio.ErrBufferFull) {
-				return 0, errHeadTooLarge
-			}
-			return 0, err
-		}
-		if afterPost {
-			afterPost = false
-			start, _ := c.bufr.Peek(4)
-			c.bufr.Discard(leadingLineBreaks(start))
-			continue
-		}
-		b, _ := c.bufr.Peek(c.bufr.Buffered())
-		if i := bytes.Index(b, headEnd); i >= 0 {
-			return i + len(headEnd), nil
-		}
-		if bareLF(b) {
-			return 0, errBareLF
-		}
-		if len(b) >= c.bufr.Size() {
-			return 0, errHeadTooLarge
-		}
+	if afterPost {
+		start, _ := c.bufr.Peek(4) // a read error comes again from peekHead
+		c.bufr.Discard(leadingLineBreaks(start))
+	}
+	return peekHead(c.bufr, func() {
 		if idle {
 			idle = false
 			if d := c.s.srv.ReadHeaderTimeout; d > 0 {
 				c.rwc.SetReadDeadline(time.Now().Add(d))
 			}
 		}
-		want = len(b) + 1
-	}
+	})
 }
 
 // handOff gives the connection, with what was read of it and not used, to

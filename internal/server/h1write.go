@@ -30,7 +30,7 @@ func writeRequest(bw *bufio.Writer, req *http.Request, gzip bool) error {
 	ruri := req.URL.RequestURI()
 	noBody := req.Body == nil || req.Body == http.NoBody
 	if req.Close || req.TransferEncoding != nil || req.Trailer != nil || method == http.MethodConnect ||
-		!simpleHost([]byte(host)) || !visibleASCII([]byte(ruri)) || knownMethod([]byte(method)) == "" ||
+		!simpleHost(host) || !visibleASCII(ruri) || knownMethod([]byte(method)) == "" ||
 		req.ContentLength < 0 || req.ContentLength == 0 && !noBody || req.ContentLength > 0 && noBody {
 		return writeRequestSlow(bw, req, gzip)
 	}
