@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"path"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -83,7 +82,7 @@ func (w *h1Response) WriteHeader(code int) {
 	if code >= 100 && code <= 199 && code != http.StatusSwitchingProtocols {
 		bw := w.c.bufw
 		writeStatusLine(bw, code)
-		writeHeaderLines(bw, w.handlerHeader, noBodyHeaders)
+		w.handlerHeader.WriteSubset(bw, noBodyHeaders)
 		bw.Write(crlf)
 		w.c.flush()
 		return
@@ -170,7 +169,7 @@ func (w *h1Response) finish() {
 		bw := w.c.bufw
 		bw.WriteString("0\r\n")
 		if t := w.finalTrailers(); t != nil {
-			writeHeaderLines(bw, t, nil)
+			t.Write(bw)
 		}
 		bw.Write(crlf)
 	}
@@ -380,7 +379,7 @@ func (cw *h1ChunkWriter) writeHeader(p []byte) {
 
 	bw := w.c.bufw
 	writeStatusLine(bw, code)
-	writeHeaderLines(bw, header, nil)
+	header.Write(bw)
 	if extra.date != nil {
 		bw.WriteString("Date: ")
 		bw.Write(extra.date)
@@ -431,40 +430,6 @@ func writeStatusLine(bw *bufio.Writer, code int) {
 		return
 	}
 	fmt.Fprintf(bw, "%03d status code %d\r\n", code, code)
-}
-
-// writeHeaderLines writes h as net/http's Header.WriteSubset does: keys
-// sorted, invalid names dropped, line breaks in values turned to spaces and
-// the values trimmed.
-func writeHeaderLines(bw *bufio.Writer, h http.Header, exclude map[string]bool) {
-	var keysArray [16]string
-	keys := keysArray[:0]
-	for k := range h {
-		if !exclude[k] {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		if !fieldName(k) {
-			continue
-		}
-		for _, v := range h[k] {
-			bw.WriteString(k)
-			bw.WriteString(": ")
-			bw.WriteString(sanitizedValue(v))
-			bw.Write(crlf)
-		}
-	}
-}
-
-// sanitizedValue is a header value as net/http writes it: line breaks
-// turned to spaces, then trimmed.
-func sanitizedValue(v string) string {
-	if strings.ContainsAny(v, "\r\n") {
-		v = strings.NewReplacer("\n", " ", "\r", " ").Replace(v)
-	}
-	return strings.Trim(v, " \t\n\r")
 }
 
 func bodyAllowedForStatus(status int) bool {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 )
 
 // requestHeaderWritten are the header keys net/http's Request.Write writes
@@ -55,7 +56,7 @@ func writeRequest(bw *bufio.Writer, req *http.Request, gzip bool) error {
 		bw.Write(strconv.AppendInt(digits[:0], req.ContentLength, 10))
 		bw.Write(crlf)
 	}
-	writeHeaderLines(bw, req.Header, requestHeaderWritten)
+	req.Header.WriteSubset(bw, requestHeaderWritten)
 	if gzip {
 		bw.WriteString("Accept-Encoding: gzip\r\n")
 	}
@@ -101,4 +102,13 @@ func writeRequestSlow(bw *bufio.Writer, req *http.Request, gzip bool) error {
 		req = &out
 	}
 	return req.Write(bw)
+}
+
+// sanitizedValue is a header value as net/http writes it: line breaks
+// turned to spaces, then trimmed.
+func sanitizedValue(v string) string {
+	if strings.ContainsAny(v, "\r\n") {
+		v = strings.NewReplacer("\n", " ", "\r", " ").Replace(v)
+	}
+	return strings.Trim(v, " \t\n\r")
 }
