@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -26,9 +27,14 @@ func TestValidDepth(t *testing.T) {
 		{nested(10_000_000), false},
 		{[]byte(`{"a":"` + strings.Repeat("[", 20000) + `"}`), true},
 		{[]byte(`["\"[[", "\\", {"b": [1]}]`), true},
+		{[]byte(`{"a":` + string(nested(MaxDepth-1)) + `}`), true},
+		{[]byte(`{"a":` + string(nested(MaxDepth)) + `}`), false},
 	} {
 		if got := Valid(tc.b); got != tc.want {
 			t.Errorf("Valid(%.40s… %d bytes) = %v, want %v", tc.b, len(tc.b), got, tc.want)
+		}
+		if _, _, got := Members(tc.b, nil); got != tc.want {
+			t.Errorf("Members(%.40s… %d bytes) valid = %v, want %v", tc.b, len(tc.b), got, tc.want)
 		}
 		if got := json.Valid(tc.b); got != tc.want {
 			t.Errorf("json.Valid disagrees on %.40s…: %v", tc.b, got)
@@ -45,6 +51,45 @@ func FuzzValid(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if got, want := Valid(b), json.Valid(b); got != want {
 			t.Fatalf("Valid(%q) = %v, json.Valid %v", b, got, want)
+		}
+	})
+}
+
+// Members is Valid, and finds the members gjson finds, in order, with
+// every white space and escape where it stands.
+func FuzzMembers(f *testing.F) {
+	for _, s := range []string{`{"a":[1,{"b":"c\"]"}]}`, `{}`, ` { } `, `{"a" : 1 , "b":{"c":{}},"a":"x"}`, `[{"a":1}]`, `"x"`, `{"a":1}{`,
+		`{"a":1,}`, `{"a"}`, `{"\u0061":[]}`, `{"a":-0.5E+7 }`, "\n{\"a\":\ttrue}\r\n", `{"a":[[[`, `{"a":1 "b":2}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		members, object, valid := Members(b, nil)
+		if want := json.Valid(b); valid != want {
+			t.Fatalf("Members(%q) valid = %v, json.Valid %v", b, valid, want)
+		}
+		if !valid {
+			return
+		}
+		doc := gjson.ParseBytes(b)
+		if object != doc.IsObject() {
+			t.Fatalf("Members(%q) object = %v, gjson %v", b, object, doc.IsObject())
+		}
+		var want [][2]string
+		if object {
+			doc.ForEach(func(k, v gjson.Result) bool {
+				want = append(want, [2]string{k.Raw, v.Raw})
+				return true
+			})
+		}
+		var got [][2]string
+		for _, m := range members {
+			got = append(got, [2]string{string(b[m.KeyStart:m.KeyEnd]), string(m.Value(b))})
+			if string(m.Key(b)) != string(b[m.KeyStart+1:m.KeyEnd-1]) {
+				t.Fatalf("Key(%q) is not its quoted key's inside", b)
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("Members(%q) = %q, gjson %q", b, got, want)
 		}
 	})
 }
