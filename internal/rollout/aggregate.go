@@ -184,6 +184,12 @@ type agentRows struct {
 	first  key
 	sorted bool
 	refs   *refSorter
+	// located says refs holds where every rollout read so far is. The
+	// first pass locates each agent's rollouts while it may need them: an
+	// agent still in order past sortChunk rollouts stops (in-order files
+	// are read back without them), and is located in a second pass only if
+	// it then turns out of order.
+	located bool
 }
 
 // rowRef locates one rollout: its key, and its line in files[file].
@@ -205,57 +211,68 @@ func (m *MetricsRows) Rows() int {
 
 // heavyKeys are dropped before aggregation, as NeMo Gym drops them: the
 // metrics read numbers, and these are most of a rollout's bytes.
-var heavyKeys = []string{"response", ParamsKey, "ng_agent_observations", "ng_model_call_capture", "ng_trajectory"}
+var heavyKeys = [...]string{"response", ParamsKey, "ng_agent_observations", "ng_model_call_capture", "ng_trajectory"}
 
 // ReadMetricsRows indexes rollouts files for aggregation: a pass that
-// checks every rollout and finds each agent's order, and, when an agent's
-// rollouts are out of order, a second that locates them.
+// checks every rollout, finds each agent's order and locates its
+// rollouts, and, for an agent found out of order only late in a long
+// file, a second that locates them.
 func ReadMetricsRows(paths ...string) (*MetricsRows, error) {
 	m := &MetricsRows{files: paths, agents: map[string]*agentRows{}}
 	last := map[string]key{}
-	unsorted := false
-	err := m.each(func(_ int, lr *lineReader, agent string, row gjson.Result) error {
+	relocate := false
+	err := m.each(func(file int, lr *lineReader, agent string, row *record) error {
 		if agent == "" {
-			if a := row.Get(AgentRefKey + ".name"); a.Type != gjson.String {
+			if a := row.nested(AgentRefKey, "name"); a.Type != gjson.String {
 				return lr.errorf("the rollout has no %s.name, so its agent's metrics cannot be computed", AgentRefKey)
 			}
 		}
-		if r := row.Get("reward"); r.Exists() && r.Type != gjson.Number && r.Type != gjson.True && r.Type != gjson.False {
+		if r := row.peek("reward"); r.Exists() && r.Type != gjson.Number && r.Type != gjson.True && r.Type != gjson.False {
 			return lr.errorf("reward is %s, not a number: the metrics would leave this rollout out", r.Raw)
 		}
-		k, _ := rowKey(row)
+		k, _ := row.key()
 		a := m.agents[agent]
 		if a == nil {
-			a = &agentRows{first: k, sorted: true}
+			a = &agentRows{first: k, sorted: true, refs: newRefSorter(""), located: true}
 			m.agents[agent] = a
 		} else if less(k, last[agent]) {
 			a.sorted = false
-			unsorted = true
+			relocate = relocate || !a.located
 		}
 		if less(k, a.first) {
 			a.first = k
 		}
 		a.n++
 		last[agent] = k
-		return nil
-	})
-	if err != nil || !unsorted {
-		return m, err
-	}
-	for _, a := range m.agents {
-		if !a.sorted {
-			a.refs = newRefSorter("")
+		if a.located && a.sorted && a.n > sortChunk {
+			a.refs.Close()
+			a.refs, a.located = nil, false
 		}
-	}
-	err = m.each(func(file int, lr *lineReader, agent string, row gjson.Result) error {
-		if a := m.agents[agent]; !a.sorted {
-			k, _ := rowKey(row)
+		if a.located {
 			return a.refs.Add(rowRef{k, file, lr.Start, lr.Size})
 		}
 		return nil
 	})
+	if err == nil && relocate {
+		for _, a := range m.agents {
+			if !a.sorted && !a.located {
+				a.refs = newRefSorter("")
+			}
+		}
+		err = m.each(func(file int, lr *lineReader, agent string, row *record) error {
+			if a := m.agents[agent]; !a.sorted && !a.located {
+				k, _ := row.key()
+				return a.refs.Add(rowRef{k, file, lr.Start, lr.Size})
+			}
+			return nil
+		})
+	}
 	for _, a := range m.agents {
-		if err == nil && a.refs != nil {
+		switch {
+		case a.sorted && a.refs != nil:
+			a.refs.Close()
+			a.refs = nil
+		case err == nil && a.refs != nil:
 			err = a.refs.Finish()
 		}
 	}
@@ -277,10 +294,10 @@ func (m *MetricsRows) Close() {
 
 // each reads every rollout of the files in order, with its agent's name
 // ("" when it has none).
-func (m *MetricsRows) each(fn func(file int, lr *lineReader, agent string, row gjson.Result) error) error {
+func (m *MetricsRows) each(fn func(file int, lr *lineReader, agent string, row *record) error) error {
 	for i, p := range m.files {
-		err := eachRow(p, func(lr *lineReader, row gjson.Result) error {
-			return fn(i, lr, row.Get(AgentRefKey+".name").Str, row)
+		err := eachRecord(p, func(lr *lineReader, row *record) error {
+			return fn(i, lr, row.agent(), row)
 		})
 		if err != nil {
 			return err
@@ -323,7 +340,78 @@ func (rr *rowReader) Close() {
 	}
 }
 
-func stripHeavy(row gjson.Result) ([]byte, error) {
+// stripHeavy is the row without what the metrics do not read, as NeMo Gym
+// strips it: the first member of each heavy key goes, with its comma, and
+// the response's usage comes back as "response": {"usage": ...}. A row
+// written compact (as gym writes rollouts) is built from its members in
+// one copy; any other is rewritten key by key (stripByRewriting), whose
+// bytes the one copy matches.
+func stripHeavy(row *record) ([]byte, error) {
+	raw, members := row.raw, row.members
+	if !compactObject(raw, members) {
+		return stripByRewriting(row.result())
+	}
+	usage := row.nested("response", "usage")
+	var dropped [len(heavyKeys)]bool
+	out := make([]byte, 0, len(raw))
+	out = append(out, '{')
+	replaced, kept := false, 0
+	for _, m := range members {
+		drop := false
+		for i, k := range heavyKeys {
+			if !dropped[i] && keyIs(raw, m, k) {
+				dropped[i], drop = true, true
+				break
+			}
+		}
+		if drop {
+			continue
+		}
+		if kept++; kept > 1 {
+			out = append(out, ',')
+		}
+		if usage.Exists() && !replaced && keyIs(raw, m, "response") {
+			// A second response member: the usage replaces its value.
+			out = appendUsage(append(out, raw[m.KeyStart:m.ValueStart]...), usage)
+			replaced = true
+			continue
+		}
+		out = append(out, raw[m.KeyStart:m.ValueEnd]...)
+	}
+	if usage.Exists() && !replaced {
+		if kept > 0 {
+			out = append(out, ',')
+		}
+		out = appendUsage(append(out, `"response":`...), usage)
+	}
+	return append(out, '}'), nil
+}
+
+func appendUsage(out []byte, usage gjson.Result) []byte {
+	return append(append(append(out, `{"usage":`...), usage.Raw...), '}')
+}
+
+// compactObject is whether raw is an object with nothing between its
+// braces and members but their commas.
+func compactObject(raw []byte, members []jsonl.Member) bool {
+	if len(raw) < 2 || raw[0] != '{' || raw[len(raw)-1] != '}' {
+		return false
+	}
+	if len(members) == 0 {
+		return len(raw) == 2
+	}
+	// Each member starts just past the brace or the comma.
+	for i, m := range members {
+		if i == 0 && m.KeyStart != 1 || i > 0 && m.KeyStart != members[i-1].ValueEnd+1 {
+			return false
+		}
+	}
+	return members[len(members)-1].ValueEnd == len(raw)-1
+}
+
+// stripByRewriting is stripHeavy of any row: each heavy key deleted in
+// turn, the usage set last.
+func stripByRewriting(row gjson.Result) ([]byte, error) {
 	out := []byte(row.Raw)
 	usage := row.Get("response.usage")
 	var err error
@@ -335,7 +423,7 @@ func stripHeavy(row gjson.Result) ([]byte, error) {
 		}
 	}
 	if usage.Exists() {
-		out, err = sjson.SetRawBytes(out, "response", append(append([]byte(`{"usage":`), usage.Raw...), '}'))
+		out, err = sjson.SetRawBytes(out, "response", appendUsage(nil, usage))
 	}
 	return out, err
 }
@@ -461,7 +549,9 @@ func (m *MetricsRows) input(agent string, rr *rowReader, dir string) (AggregateI
 				return err
 			}
 			buf = line
-			stripped, err := stripHeavy(gjson.ParseBytes(line))
+			var row record
+			row.parse(line)
+			stripped, err := stripHeavy(&row)
 			if err != nil {
 				return err
 			}
@@ -470,7 +560,7 @@ func (m *MetricsRows) input(agent string, rr *rowReader, dir string) (AggregateI
 	}
 	if a.sorted {
 		src = func(yield func([]byte) error) error {
-			return m.each(func(_ int, _ *lineReader, name string, row gjson.Result) error {
+			return m.each(func(_ int, _ *lineReader, name string, row *record) error {
 				if name != agent {
 					return nil
 				}
@@ -584,8 +674,8 @@ func MergeShards(paths []string, output string) (int, error) {
 	refs := newRefSorter(filepath.Dir(output))
 	defer refs.Close()
 	for i, p := range paths {
-		err := eachRow(p, func(lr *lineReader, row gjson.Result) error {
-			k, ok := rowKey(row)
+		err := eachRecord(p, func(lr *lineReader, row *record) error {
+			k, ok := row.key()
 			if !ok {
 				return lr.errorf("the rollout has no %s and %s to sort it by", TaskIndexKey, RolloutIndexKey)
 			}

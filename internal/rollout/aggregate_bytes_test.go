@@ -31,6 +31,13 @@ const (
 {"agent_ref":{"name":"a"},"_ng_task_index":3,"_ng_rollout_index":1,"reward":0,"late":3,"extracted_answer":"D"}
 {"agent_ref":{"name":"b"},"_ng_task_index":1,"_ng_rollout_index":0,"reward":1,"extracted_answer":"B"}
 `
+	// In order for longer than a sorter holds in the test's second run,
+	// then out of order: located again in a second pass.
+	lateDisorder = `{"agent_ref":{"name":"a"},"_ng_task_index":0,"_ng_rollout_index":0,"reward":1,"extracted_answer":"A"}
+{"agent_ref":{"name":"a"},"_ng_task_index":1,"_ng_rollout_index":0,"reward":0,"extracted_answer":"B"}
+{"agent_ref":{"name":"a"},"_ng_task_index":2,"_ng_rollout_index":0,"reward":1,"extracted_answer":"C"}
+{"agent_ref":{"name":"a"},"_ng_task_index":0,"_ng_rollout_index":1,"reward":0,"extracted_answer":"D"}
+`
 )
 
 // TestAggregateBytes: what `gym eval aggregate` writes, to the byte, for
@@ -68,6 +75,8 @@ func TestAggregateBytes(t *testing.T) {
 		{"shards_hooks", []string{shard0, shard1}, false, hooked},
 		{"merged_route", []string{shard0, shard1}, true, route},
 		{"baseline", []string{shard1, shard0}, true, nil},
+		{"late_disorder", []string{lateDisorder}, false, plain},
+		{"late_disorder_merged", []string{lateDisorder}, true, plain},
 		{"bad_line", []string{shard0, shard1 + "{\"agent_ref\":{\"name\":\"a\"},bad\n"}, false, plain},
 		{"bad_line_merge", []string{shard0 + "{bad\n", shard1}, true, plain},
 		{"no_agent", []string{shard0 + `{"_ng_task_index":9,"_ng_rollout_index":0,"reward":1}` + "\n"}, false, plain},

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
@@ -124,8 +125,8 @@ func collect(ctx context.Context, p Paths, resume bool, o CollectOptions) (*Summ
 		}
 	}
 	sum := &Summary{}
-	err := eachRow(p.Materialized, func(lr *lineReader, row gjson.Result) error {
-		k, ok := rowKey(row)
+	err := eachRecord(p.Materialized, func(lr *lineReader, row *record) error {
+		k, ok := row.key()
 		if !ok {
 			return lr.errorf("a materialized row lacks %s or %s; materialize again without --resume", TaskIndexKey, RolloutIndexKey)
 		}
@@ -183,14 +184,14 @@ func collect(ctx context.Context, p Paths, resume bool, o CollectOptions) (*Summ
 // naming the first rollout that uses it.
 func checkAgents(ctx context.Context, materialized string, agentURL func(context.Context, string) (string, error)) error {
 	checked := map[string]bool{}
-	return eachRow(materialized, func(lr *lineReader, row gjson.Result) error {
-		agent := row.Get(AgentRefKey + ".name").Str
+	return eachRecord(materialized, func(lr *lineReader, row *record) error {
+		agent := row.agent()
 		if checked[agent] {
 			return nil
 		}
 		checked[agent] = true
 		if _, err := agentURL(ctx, agent); err != nil {
-			return fmt.Errorf("agent %q, named by rollout %d (task %d) and maybe others: %w", agent, lr.Line, row.Get(TaskIndexKey).Int(), err)
+			return fmt.Errorf("agent %q, named by rollout %d (task %d) and maybe others: %w", agent, lr.Line, row.peek(TaskIndexKey).Int(), err)
 		}
 		return nil
 	})
@@ -235,8 +236,8 @@ func (c *collector) dispatch(ctx context.Context, st *resumeState) error {
 	conc := max(c.o.Concurrency, 1)
 	slots := make(chan struct{}, conc)
 	var wg sync.WaitGroup
-	err := eachRow(c.materialized, func(lr *lineReader, row gjson.Result) error {
-		k, _ := rowKey(row)
+	err := eachRecord(c.materialized, func(lr *lineReader, row *record) error {
+		k, _ := row.key()
 		if st.standing(k, c.o.MaxAttempts) != standingToRun {
 			return nil
 		}
@@ -249,7 +250,8 @@ func (c *collector) dispatch(ctx context.Context, st *resumeState) error {
 			<-slots
 			return errStop
 		}
-		body := []byte(row.Raw)
+		// As gjson held it: from its opening brace.
+		body := bytes.Clone(bytes.TrimLeft(row.raw, " \t\r\n"))
 		if n := st.attempts[k]; n > 0 {
 			var err error
 			if body, err = sjson.SetBytes(body, AttemptIndexKey, n); err != nil {
@@ -261,7 +263,7 @@ func (c *collector) dispatch(ctx context.Context, st *resumeState) error {
 				return lr.errorf("%v", err)
 			}
 		}
-		agent := row.Get(AgentRefKey + ".name").Str
+		agent := row.agent()
 		if err := c.clearTokens(body, agent); err != nil {
 			return lr.errorf("%v", err)
 		}
@@ -295,7 +297,8 @@ func (c *collector) firstWriteError() error {
 // run is one rollout: POST the row to its agent's /run, stamp the result
 // and route it.
 func (c *collector) run(ctx context.Context, body []byte, agent string) {
-	row := gjson.ParseBytes(body)
+	var row record
+	row.parse(body)
 	started := time.Now()
 	result, err := c.post(ctx, agent, body)
 	latencyMS := float64(time.Since(started)) / float64(time.Millisecond)
@@ -313,7 +316,7 @@ func (c *collector) run(ctx context.Context, body []byte, agent string) {
 		c.record(c.fails, failure, ferr, progress.Outcome{Failed: true}, func(s *Summary) { s.RequestFailed++; s.Failed++ })
 		return
 	}
-	stamped, err := stamp(result, row)
+	stamped, route, err := stamp(result, &row)
 	if err != nil {
 		failure, ferr := requestFailure(body, fmt.Errorf("agent %s answered /run with something that is not a JSON object: %w", agent, err))
 		c.record(c.fails, failure, ferr, progress.Outcome{Failed: true}, func(s *Summary) { s.RequestFailed++; s.Failed++ })
@@ -324,7 +327,7 @@ func (c *collector) run(ctx context.Context, body []byte, agent string) {
 		if err != nil {
 			c.joinFailOnce.Do(func() {
 				if c.o.Log != nil {
-					fmt.Fprintf(c.o.Log, "Warning: the model-call capture of rollout (%d, %d) (and maybe others) is not in its row: %v\n", row.Get(TaskIndexKey).Int(), row.Get(RolloutIndexKey).Int(), err)
+					fmt.Fprintf(c.o.Log, "Warning: the model-call capture of rollout (%d, %d) (and maybe others) is not in its row: %v\n", row.peek(TaskIndexKey).Int(), row.peek(RolloutIndexKey).Int(), err)
 				}
 			})
 		}
@@ -339,26 +342,26 @@ func (c *collector) run(ctx context.Context, body []byte, agent string) {
 	}
 	var build *capture.TokenBuild
 	stamped, build = c.finalizeTokens(stamped, agent)
-	res := gjson.ParseBytes(stamped)
-	route := routeOf(res)
+	if len(c.o.Capture) > 0 || c.participates(agent) {
+		route = routeOf(stamped)
+	}
 	switch {
 	case route.noPersist:
 		c.record(nil, nil, nil, progress.Outcome{Failed: true}, func(s *Summary) { s.NotPersisted++ })
 	case route.failed:
 		c.record(c.fails, stamped, nil, progress.Outcome{Failed: true}, func(s *Summary) { s.Failed++ })
 	default:
-		reward := route.reward
 		var retire func()
 		if build.Retirable() {
 			store := c.o.Tokens.Store
 			retire = func() {
 				if err := build.Retire(store); err != nil && c.o.Log != nil {
 					fmt.Fprintf(c.o.Log, "Warning: could not retire the token capture of rollout (%d, %d); its files stay: %v\n",
-						res.Get(TaskIndexKey).Int(), res.Get(RolloutIndexKey).Int(), err)
+						gjson.GetBytes(stamped, TaskIndexKey).Int(), gjson.GetBytes(stamped, RolloutIndexKey).Int(), err)
 				}
 			}
 		}
-		c.recordThen(c.out, stamped, retire, progress.Outcome{Reward: reward.Num, HasReward: reward.Type == gjson.Number}, func(s *Summary) { s.Succeeded++ })
+		c.recordThen(c.out, stamped, retire, progress.Outcome{Reward: route.reward, HasReward: route.hasReward}, func(s *Summary) { s.Succeeded++ })
 	}
 }
 
@@ -366,24 +369,43 @@ func (c *collector) run(ctx context.Context, body []byte, agent string) {
 // each member (the first of a repeated key).
 type route struct {
 	noPersist, failed bool
-	reward            gjson.Result
+	reward            float64
+	hasReward         bool
 }
 
-// routeOf reads a result's route in one walk of its members.
-func routeOf(res gjson.Result) route {
-	var r route
-	var seen [3]bool
-	res.ForEach(func(key, value gjson.Result) bool {
-		switch {
-		case key.Str == "_ng_no_persist" && !seen[0]:
-			seen[0], r.noPersist = true, value.Bool()
-		case key.Str == "_ng_failure_class" && !seen[1]:
-			seen[1], r.failed = true, value.Type != gjson.Null
-		case key.Str == "reward" && !seen[2]:
-			seen[2], r.reward = true, value
+// routeNames are the members a route reads, in route.read's order.
+var routeNames = [...]string{"_ng_no_persist", "_ng_failure_class", "reward"}
+
+// read takes what m says of the route, if m is the first member of its
+// name (seen says which have been read).
+func (r *route) read(raw []byte, m jsonl.Member, value []byte, seen *[len(routeNames)]bool) {
+	for i, name := range routeNames {
+		if seen[i] || !keyIs(raw, m, name) {
+			continue
 		}
-		return true
-	})
+		seen[i] = true
+		v := gjson.Parse(unsafe.String(unsafe.SliceData(value), len(value)))
+		switch i {
+		case 0:
+			r.noPersist = v.Bool()
+		case 1:
+			r.failed = v.Type != gjson.Null
+		case 2:
+			r.reward, r.hasReward = v.Num, v.Type == gjson.Number
+		}
+		return
+	}
+}
+
+// routeOf reads a result's route.
+func routeOf(result []byte) route {
+	var rec record
+	rec.parse(result)
+	var r route
+	var seen [len(routeNames)]bool
+	for _, m := range rec.members {
+		r.read(result, m, m.Value(result), &seen)
+	}
 	return r
 }
 
@@ -505,69 +527,65 @@ var identityKeys = [...]string{TaskIndexKey, RolloutIndexKey, AgentRefKey, Skill
 // stamp copies the row's identity onto the agent's result, as NeMo Gym's
 // collector does, and compacts it onto one line: each identity key the row
 // has replaces the result's own (the first, in place) or is appended at
-// the end, in identityKeys' order. One pass over the compacted result
-// builds the line; it used to be rewritten once per key.
-func stamp(result []byte, row gjson.Result) ([]byte, error) {
-	if !jsonl.Valid(result) {
-		return nil, errors.New(jsonError(result))
+// the end, in identityKeys' order. The read that checks the result finds
+// its members, and the line is built from them, with the result's route.
+func stamp(result []byte, row *record) ([]byte, route, error) {
+	var scratch [32]jsonl.Member
+	members, object, valid := jsonl.Members(result, scratch[:0])
+	if !valid {
+		return nil, route{}, errors.New(jsonError(result))
 	}
-	compact := compactValid(make([]byte, 0, len(result)), result)
-	parsed := gjson.ParseBytes(compact)
-	if !parsed.IsObject() {
-		return nil, fmt.Errorf("got %s", jsonl.Excerpt(compact))
+	if !object {
+		return nil, route{}, fmt.Errorf("got %s", jsonl.Excerpt(compactValid(nil, result)))
 	}
 	type identity struct {
-		key, raw string
-		placed   bool
+		key    string
+		raw    []byte
+		placed bool
 	}
-	// The row's identity members, the first of each, found in one walk.
-	var found [len(identityKeys)]string
-	row.ForEach(func(key, value gjson.Result) bool {
-		for i, k := range identityKeys {
-			if found[i] == "" && key.Str == k {
-				found[i] = value.Raw
-				break
-			}
-		}
-		return true
-	})
 	var ids [len(identityKeys)]identity
 	n := 0
-	for i, k := range identityKeys {
-		if found[i] != "" {
-			ids[n] = identity{key: k, raw: found[i]}
+	for _, k := range identityKeys {
+		if v := row.value(k); v != nil {
+			ids[n] = identity{key: k, raw: v}
 			n++
 		}
 	}
-	if n == 0 {
-		return compact, nil
-	}
-	out := make([]byte, 0, len(compact)+128)
-	last, members := 0, 0
-	parsed.ForEach(func(key, value gjson.Result) bool {
-		members++
-		for i := range ids[:n] {
-			if id := &ids[i]; !id.placed && key.Str == id.key {
-				out = append(out, compact[last:value.Index]...)
+	out := make([]byte, 0, len(result)+128)
+	out = append(out, '{')
+	var r route
+	var routed [3]bool
+	for i, m := range members {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(append(out, result[m.KeyStart:m.KeyEnd]...), ':')
+		value := m.Value(result)
+		placed := false
+		for j := range ids[:n] {
+			if id := &ids[j]; !id.placed && keyIs(result, m, id.key) {
 				out = append(out, id.raw...)
-				last, id.placed = value.Index+len(value.Raw), true
+				id.placed, placed = true, true
 				break
 			}
 		}
-		return true
-	})
-	out = append(out, compact[last:len(compact)-1]...)
+		if !placed {
+			out = compactValid(out, value)
+		}
+		r.read(result, m, value, &routed)
+	}
+	written := len(members)
 	for _, id := range ids[:n] {
 		if id.placed {
 			continue
 		}
-		if members > 0 {
+		if written > 0 {
 			out = append(out, ',')
 		}
-		members++
+		written++
 		out = append(append(append(append(out, '"'), id.key...), `":`...), id.raw...)
 	}
-	return append(out, '}'), nil
+	return append(out, '}'), r, nil
 }
 
 // compactValid appends src to dst without the white space outside its

@@ -300,7 +300,9 @@ func TestKilledRunsResumeToExactlyOnce(t *testing.T) {
 	p := PathsFor(filepath.Join(dir, "out.jsonl"))
 	seen := map[key]int{}
 	for _, r := range readLines(t, p.Output) {
-		k, ok := rowKey(r)
+		var rec record
+		rec.parse([]byte(r.Raw))
+		k, ok := rec.key()
 		if !ok {
 			t.Fatalf("row without indices: %s", r.Raw)
 		}

@@ -1,39 +1,14 @@
 package rollout
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"io"
-	"os"
-
-	"github.com/nemo-gym-go/gym/internal/jsonl"
-	"github.com/tidwall/gjson"
 )
 
 // key identifies one rollout: (task index, rollout index).
 type key struct{ task, rollout int64 }
 
 func (k key) String() string { return fmt.Sprintf("(%d, %d)", k.task, k.rollout) }
-
-// rowKey reads a row's key; ok is false when either index is missing.
-func rowKey(row gjson.Result) (key, bool) {
-	// One walk, as far as both members (the first of each, as Get finds).
-	var t, r gjson.Result
-	row.ForEach(func(k, v gjson.Result) bool {
-		switch {
-		case k.Str == TaskIndexKey && !t.Exists():
-			t = v
-		case k.Str == RolloutIndexKey && !r.Exists():
-			r = v
-		}
-		return !t.Exists() || !r.Exists()
-	})
-	if t.Type != gjson.Number || r.Type != gjson.Number {
-		return key{}, false
-	}
-	return key{t.Int(), r.Int()}, true
-}
 
 // resumeState is what earlier runs left: the rollouts already written, the
 // failed attempts per rollout, and the rollouts whose failure was final.
@@ -114,8 +89,8 @@ func readResume(outputPath, failuresPath string) (*resumeState, error) {
 		}
 		st.repaired += n
 	}
-	err := eachRow(outputPath, func(lr *lineReader, row gjson.Result) error {
-		if k, ok := rowKey(row); ok {
+	err := eachRecord(outputPath, func(lr *lineReader, row *record) error {
+		if k, ok := row.key(); ok {
 			st.done[k] = struct{}{}
 		}
 		return nil
@@ -123,49 +98,16 @@ func readResume(outputPath, failuresPath string) (*resumeState, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = eachRow(failuresPath, func(lr *lineReader, row gjson.Result) error {
-		k, ok := rowKey(row)
+	err = eachRecord(failuresPath, func(lr *lineReader, row *record) error {
+		k, ok := row.key()
 		if !ok {
 			return nil
 		}
 		st.attempts[k]++
-		if row.Get("_ng_failure_terminal").Bool() {
+		if row.peek("_ng_failure_terminal").Bool() {
 			st.terminal[k] = struct{}{}
 		}
 		return nil
 	})
 	return st, err
-}
-
-// eachRow calls fn with every non-blank line of a JSONL file, parsed; a
-// missing file has no rows.
-func eachRow(path string, fn func(lr *lineReader, row gjson.Result) error) error {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	lr := newLineReader(f, path)
-	for {
-		line, err := lr.Next()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		line = bytes.TrimRight(line, "\r\n")
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		if !jsonl.Valid(line) {
-			return lr.errorf("Malformed JSON in '%s' at line %d: %s", path, lr.Line, jsonError(line))
-		}
-		if err := fn(lr, gjson.ParseBytes(line)); err != nil {
-			return err
-		}
-	}
 }

@@ -135,11 +135,11 @@ func PlanReverify(ctx context.Context, o ReverifyOptions) (*ReverifyPlan, error)
 		}
 	}
 	p := &ReverifyPlan{o: o, source: o.Rollouts, inputs: map[key]rowRef{}}
-	err := eachRow(o.Inputs, func(lr *lineReader, row gjson.Result) error {
+	err := eachRecord(o.Inputs, func(lr *lineReader, row *record) error {
 		if err := ctx.Err(); err != nil {
 			return context.Cause(ctx)
 		}
-		k, ok := rowKey(row)
+		k, ok := row.key()
 		if !ok {
 			return lr.errorf("the materialized input lacks %s or %s", TaskIndexKey, RolloutIndexKey)
 		}
@@ -157,8 +157,8 @@ func PlanReverify(ctx context.Context, o ReverifyOptions) (*ReverifyPlan, error)
 		if _, err := os.Stat(p.source); err != nil {
 			return nil, &InputError{Path: p.source, Msg: "no failures file beside --rollouts, so there are no judge failures to recover"}
 		}
-		if err := eachRow(p.source, func(lr *lineReader, row gjson.Result) error {
-			if row.Get("stage_index").Exists() {
+		if err := eachRecord(p.source, func(lr *lineReader, row *record) error {
+			if row.value("stage_index") != nil {
 				return lr.errorf("--judge-failed-only does not support multi-stage rows (stage_index); resume the multi-stage rollout collection so stage identity and adaptive references are preserved")
 			}
 			return nil
@@ -200,8 +200,8 @@ func PlanReverify(ctx context.Context, o ReverifyOptions) (*ReverifyPlan, error)
 			}
 		}
 		for _, path := range carried {
-			if err := eachRow(path, func(lr *lineReader, row gjson.Result) error {
-				rs, err := o.Routes.For(row)
+			if err := eachRecord(path, func(lr *lineReader, row *record) error {
+				rs, err := o.Routes.For(row.result())
 				if err != nil {
 					return lr.errorf("its metrics need %v (or pass --disable-aggregation)", err)
 				}
@@ -226,8 +226,8 @@ func PlanReverify(ctx context.Context, o ReverifyOptions) (*ReverifyPlan, error)
 // addKeys adds the keys of a rollouts file's rows to set; a missing file
 // adds none.
 func addKeys(path string, set map[key]struct{}) error {
-	return eachRow(path, func(_ *lineReader, row gjson.Result) error {
-		if k, ok := rowKey(row); ok {
+	return eachRecord(path, func(_ *lineReader, row *record) error {
+		if k, ok := row.key(); ok {
 			set[k] = struct{}{}
 		}
 		return nil
@@ -246,13 +246,13 @@ func (p *ReverifyPlan) walk(visit func(lr *lineReader, k key, payload []byte) er
 	seen := map[key]int{}
 	n := 0
 	var buf []byte
-	err = eachRow(p.source, func(lr *lineReader, row gjson.Result) error {
+	err = eachRecord(p.source, func(lr *lineReader, row *record) error {
 		if p.o.Limit > 0 && n >= p.o.Limit {
 			return errStop
 		}
-		k, ok := rowKey(row)
+		k, ok := row.key()
 		if p.o.JudgeFailedOnly {
-			class := row.Get("_ng_failure_class").Str
+			class := row.peek("_ng_failure_class").Str
 			if class != JudgeFailedClass && class != JudgeInvalidClass {
 				return nil
 			}
@@ -279,7 +279,7 @@ func (p *ReverifyPlan) walk(visit func(lr *lineReader, k key, payload []byte) er
 			return err
 		}
 		buf = line
-		payload, err := verifyPayload(gjson.ParseBytes(line), row)
+		payload, err := verifyPayload(gjson.ParseBytes(line), row.result())
 		if err != nil {
 			return lr.errorf("%v", err)
 		}
@@ -529,15 +529,15 @@ func seed(successes, output string) (int, error) {
 		return 0, err
 	}
 	n := 0
-	err = eachRow(successes, func(_ *lineReader, row gjson.Result) error {
-		if k, ok := rowKey(row); ok {
+	err = eachRecord(successes, func(_ *lineReader, row *record) error {
+		if k, ok := row.key(); ok {
 			if _, dup := present[k]; dup {
 				return nil
 			}
 			present[k] = struct{}{}
 		}
 		var c bytes.Buffer
-		if err := json.Compact(&c, []byte(row.Raw)); err != nil {
+		if err := json.Compact(&c, row.raw); err != nil {
 			return err
 		}
 		n++
@@ -552,12 +552,12 @@ func seed(successes, output string) (int, error) {
 // different servers cannot be aggregated as one agent.
 func (p *ReverifyPlan) aggregator(output string) (Aggregator, error) {
 	byAgent := map[string]string{}
-	err := eachRow(output, func(lr *lineReader, row gjson.Result) error {
-		rs, err := p.o.Routes.For(row)
+	err := eachRecord(output, func(lr *lineReader, row *record) error {
+		rs, err := p.o.Routes.For(row.result())
 		if err != nil {
 			return lr.errorf("%v", err)
 		}
-		agent := row.Get(AgentRefKey + ".name").Str
+		agent := row.agent()
 		if prev, ok := byAgent[agent]; ok && prev != rs {
 			return lr.errorf("agent %s has rollouts verified by %s and by %s; aggregate them separately with `gym eval aggregate`", agent, prev, rs)
 		}

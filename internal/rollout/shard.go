@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-
-	"github.com/tidwall/gjson"
 )
 
 // Shard is part Index of Count of a run's tasks, so one evaluation can run
@@ -55,8 +53,8 @@ func (s Shard) Keeps(task int64) bool {
 // shard: resuming them would run rollouts another shard owns, and the
 // merged run would hold them twice.
 func checkShard(materialized string, shard Shard) error {
-	return eachRow(materialized, func(lr *lineReader, row gjson.Result) error {
-		if task := row.Get(TaskIndexKey).Int(); !shard.Keeps(task) {
+	return eachRecord(materialized, func(lr *lineReader, row *record) error {
+		if task := row.peek(TaskIndexKey).Int(); !shard.Keeps(task) {
 			return fmt.Errorf("cannot resume %s as shard %s: it holds task %d, which belongs to another shard (it was materialized with another --shard or none); run without --resume to start this shard afresh", materialized, shard, task)
 		}
 		return nil

@@ -50,23 +50,25 @@ func TestStampIsSettingEachKey(t *testing.T) {
 				`{"_ng_task_inde\u0078":4,"agent_ref":{"name":"b"},"skills_ref":[1]}`,
 				`{"input":"no identity"}`,
 			} {
-				row := gjson.Parse(rowText)
-				want, err := stampBySetting([]byte(result), row)
+				want, err := stampBySetting([]byte(result), gjson.Parse(rowText))
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, err := stamp([]byte(result), row)
+				got, r, err := stamp([]byte(result), parsedRecord(rowText))
 				if err != nil {
 					t.Fatal(err)
 				}
 				if !bytes.Equal(got, want) {
 					t.Errorf("row %s:\ngot  %s\nwant %s", rowText, got, want)
 				}
+				if wantRoute := routeOf(got); r != wantRoute {
+					t.Errorf("row %s: stamp's route %+v, the line's %+v", rowText, r, wantRoute)
+				}
 			}
 		})
 	}
 	for _, bad := range []string{`[1]`, `"s"`, `{"a":`, ``} {
-		if _, err := stamp([]byte(bad), gjson.Parse(stampRow)); err == nil {
+		if _, _, err := stamp([]byte(bad), parsedRecord(stampRow)); err == nil {
 			t.Errorf("stamp(%q) took it", bad)
 		}
 	}
@@ -79,9 +81,8 @@ func FuzzStamp(f *testing.F) {
 		if !gjson.Valid(row) {
 			return
 		}
-		r := gjson.Parse(row)
-		want, wantErr := stampBySetting([]byte(result), r)
-		got, err := stamp([]byte(result), r)
+		want, wantErr := stampBySetting([]byte(result), gjson.Parse(row))
+		got, r, err := stamp([]byte(result), parsedRecord(row))
 		if err != nil {
 			return
 		}
@@ -90,6 +91,9 @@ func FuzzStamp(f *testing.F) {
 		}
 		if !bytes.Equal(got, want) {
 			t.Errorf("stamp(%q, %q)\n got %s\nwant %s", result, row, got, want)
+		}
+		if wantRoute := routeOf(got); r != wantRoute {
+			t.Errorf("stamp(%q): route %+v, the line's %+v", result, r, wantRoute)
 		}
 	})
 }
@@ -104,10 +108,14 @@ func BenchmarkStamp(b *testing.B) {
 	}
 	result := bytes.SplitN(data, []byte("\n"), 2)[0]
 	row := gjson.Parse(stampRow)
+	rec := parsedRecord(stampRow)
 	for _, way := range []struct {
 		name  string
 		stamp func([]byte, gjson.Result) ([]byte, error)
-	}{{"one_pass", stamp}, {"by_setting", stampBySetting}} {
+	}{{"one_pass", func(result []byte, _ gjson.Result) ([]byte, error) {
+		out, _, err := stamp(result, rec)
+		return out, err
+	}}, {"by_setting", stampBySetting}} {
 		b.Run(way.name, func(b *testing.B) {
 			b.SetBytes(int64(len(result)))
 			b.ReportAllocs()
@@ -118,6 +126,13 @@ func BenchmarkStamp(b *testing.B) {
 			}
 		})
 	}
+}
+
+// parsedRecord is s read as a record.
+func parsedRecord(s string) *record {
+	var r record
+	r.parse([]byte(s))
+	return &r
 }
 
 // routeOf reads what gjson.Get reads, in one walk.
@@ -135,15 +150,15 @@ func TestRouteOfIsGet(t *testing.T) {
 		res := gjson.Parse(result)
 		want := route{noPersist: res.Get("_ng_no_persist").Bool(),
 			failed: res.Get("_ng_failure_class").Exists() && res.Get("_ng_failure_class").Type != gjson.Null,
-			reward: res.Get("reward")}
-		if got := routeOf(res); got.noPersist != want.noPersist || got.failed != want.failed || got.reward.Raw != want.reward.Raw || got.reward.Type != want.reward.Type {
+			reward: res.Get("reward").Num, hasReward: res.Get("reward").Type == gjson.Number}
+		if got := routeOf([]byte(result)); got != want {
 			t.Errorf("%s: routeOf = %+v, Get gives %+v", result, got, want)
 		}
 	}
 }
 
-// rowKey reads the indexes as gjson.Get finds them.
-func TestRowKeyIsGet(t *testing.T) {
+// A record's key is the indexes as gjson.Get finds them.
+func TestRecordKeyIsGet(t *testing.T) {
 	for _, row := range []string{
 		`{"_ng_task_index":3,"_ng_rollout_index":1}`,
 		`{"_ng_rollout_index":1,"x":{"_ng_task_index":9},"_ng_task_index":2,"_ng_task_index":5}`,
@@ -156,8 +171,8 @@ func TestRowKeyIsGet(t *testing.T) {
 		r := gjson.Parse(row)
 		tk, rk := r.Get(TaskIndexKey), r.Get(RolloutIndexKey)
 		want, wantOK := key{tk.Int(), rk.Int()}, tk.Type == gjson.Number && rk.Type == gjson.Number
-		if got, ok := rowKey(r); ok != wantOK || (ok && got != want) {
-			t.Errorf("%s: rowKey = %v %v, Get gives %v %v", row, got, ok, want, wantOK)
+		if got, ok := parsedRecord(row).key(); ok != wantOK || (ok && got != want) {
+			t.Errorf("%s: key = %v %v, Get gives %v %v", row, got, ok, want, wantOK)
 		}
 	}
 }

@@ -1,0 +1,149 @@
+package rollout
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"unsafe"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/nemo-gym-go/gym/internal/jsonl"
+)
+
+// record is one row of a JSONL file, checked, with where its own members
+// are, found in the same read: the few keys collection reads are looked up
+// among a row's dozen members instead of by walking the whole row again
+// for each.
+type record struct {
+	raw     []byte
+	members []jsonl.Member
+}
+
+// parse makes r the row in line, reusing r's storage; false when line is
+// not valid JSON. A row that is not an object has no members.
+func (r *record) parse(line []byte) bool {
+	members, object, valid := jsonl.Members(line, r.members[:0])
+	if !object {
+		members = members[:0]
+	}
+	r.raw, r.members = line, members
+	return valid
+}
+
+// value is the value of the row's first member named name, as gjson.Get
+// finds a top-level key, in the row's storage; nil when there is none.
+func (r *record) value(name string) []byte {
+	if m, ok := memberNamed(r.raw, r.members, name); ok {
+		return m.Value(r.raw)
+	}
+	return nil
+}
+
+// memberNamed is the first of members named name, as gjson compares keys:
+// unescaped.
+func memberNamed(raw []byte, members []jsonl.Member, name string) (jsonl.Member, bool) {
+	for _, m := range members {
+		if keyIs(raw, m, name) {
+			return m, true
+		}
+	}
+	return jsonl.Member{}, false
+}
+
+func keyIs(raw []byte, m jsonl.Member, name string) bool {
+	k := m.Key(raw)
+	if bytes.IndexByte(k, '\\') < 0 {
+		return string(k) == name
+	}
+	return gjson.ParseBytes(raw[m.KeyStart:m.KeyEnd]).Str == name
+}
+
+// get is the value named name as gjson reads it; it holds none of the
+// row's storage.
+func (r *record) get(name string) gjson.Result {
+	v := r.value(name)
+	if v == nil {
+		return gjson.Result{}
+	}
+	return gjson.ParseBytes(v)
+}
+
+// peek is get for a value read at once: it holds the row's storage.
+func (r *record) peek(name string) gjson.Result {
+	v := r.value(name)
+	if v == nil {
+		return gjson.Result{}
+	}
+	return gjson.Parse(unsafe.String(unsafe.SliceData(v), len(v)))
+}
+
+// key reads the row's key; ok is false when either index is missing or
+// not a number.
+func (r *record) key() (key, bool) {
+	t, ro := r.peek(TaskIndexKey), r.peek(RolloutIndexKey)
+	if t.Type != gjson.Number || ro.Type != gjson.Number {
+		return key{}, false
+	}
+	return key{t.Int(), ro.Int()}, true
+}
+
+// agent is the row's agent_ref.name, as gjson.Get reads that path (in
+// the first agent_ref that has a name); "" when there is none or it is
+// not a string.
+func (r *record) agent() string {
+	return r.nested(AgentRefKey, "name").Str
+}
+
+// nested is gjson.Get of the path name.inner: inner in the first member
+// named name that has it; it holds none of the row's storage.
+func (r *record) nested(name, inner string) gjson.Result {
+	for _, m := range r.members {
+		if keyIs(r.raw, m, name) {
+			if v := gjson.GetBytes(m.Value(r.raw), inner); v.Exists() {
+				return v
+			}
+		}
+	}
+	return gjson.Result{}
+}
+
+// result is the whole row as gjson reads it; it holds none of the row's
+// storage.
+func (r *record) result() gjson.Result { return gjson.ParseBytes(r.raw) }
+
+// eachRecord calls fn with every non-blank line of a JSONL file, checked;
+// a record is only valid during its call. A malformed line is an error
+// naming it; a missing file has no lines.
+func eachRecord(path string, fn func(lr *lineReader, r *record) error) error {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	lr := newLineReader(f, path)
+	var r record
+	for {
+		line, err := lr.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		line = bytes.TrimRight(line, "\r\n")
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		if !r.parse(line) {
+			return lr.errorf("Malformed JSON in '%s' at line %d: %s", path, lr.Line, jsonError(line))
+		}
+		if err := fn(lr, &r); err != nil {
+			return err
+		}
+	}
+}
