@@ -3,6 +3,7 @@ package jsonl
 import (
 	"bytes"
 	"encoding/binary"
+	"math/bits"
 	"unsafe"
 )
 
@@ -183,23 +184,27 @@ const (
 	highs = 0x8080808080808080
 )
 
-// plainWord is whether none of the 8 bytes of w is one stringChar marks:
-// a zero byte in w^quotes or w^backslashes, or a byte under 0x20, sets
-// its high bit in the test below (the classic test for a zero byte).
-func plainWord(w uint64) bool {
+// specialBytes marks, with its high bit, each of the 8 bytes of w that
+// stringChar marks: a zero byte in w^quotes or w^backslashes, or a byte
+// under 0x20 (the classic tests for a zero or a small byte). A borrow can
+// mark a byte above a marked one too, never below: the lowest mark is
+// exact.
+func specialBytes(w uint64) uint64 {
 	q, bs := w^(ones*'"'), w^(ones*'\\')
-	special := (q - ones) &^ q
-	special |= (bs - ones) &^ bs
-	special |= (w - ones*0x20) &^ w
-	return special&highs == 0
+	return ((q - ones) &^ q | (bs - ones) &^ bs | (w - ones*0x20) &^ w) & highs
 }
 
 // stringEnd is the index just past the string that opens at b[i], or -1
 // when it is not a valid one. Strings are most of a rollout's bytes, so
-// they are read 8 bytes at a time while nothing in them needs a look.
+// they are read 8 bytes at a time, jumping to the first that needs a look.
 func stringEnd(b []byte, i int) int {
 	for i++; i < len(b); i++ {
-		for i+8 <= len(b) && plainWord(binary.LittleEndian.Uint64(b[i:])) {
+		for i+8 <= len(b) {
+			special := specialBytes(binary.LittleEndian.Uint64(b[i:]))
+			if special != 0 {
+				i += bits.TrailingZeros64(special) >> 3
+				break
+			}
 			i += 8
 		}
 		if i >= len(b) {
@@ -232,6 +237,7 @@ func stringEnd(b []byte, i int) int {
 	}
 	return -1
 }
+
 func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
 
 // numberEnd is the index just past the number that starts at b[i], or -1.

@@ -42,6 +42,23 @@ func TestValidDepth(t *testing.T) {
 	}
 }
 
+// Strings read 8 bytes at a time find every byte that needs a look, at
+// every offset in the word, next to every kind of byte.
+func TestValidStringBytes(t *testing.T) {
+	for _, special := range []string{`"`, `\"`, `\\`, `\u00e9`, `\x`, "\x00", "\x1f", "\x20", "\x7f", "\x80", "\xff", "\xe2\x80\xa8"} {
+		for at := range 20 {
+			for _, fill := range []string{"a", "\x9f", "~"} {
+				for _, tail := range []string{`"`, `" `, `"]`, ``} {
+					b := []byte(`"` + strings.Repeat(fill, at) + special + strings.Repeat(fill, 17-at%9) + tail)
+					if got, want := Valid(b), json.Valid(b); got != want {
+						t.Errorf("Valid(%q) = %v, json.Valid %v", b, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
 // Valid is encoding/json's json.Valid.
 func FuzzValid(f *testing.F) {
 	for _, s := range []string{`{"a":[1,{"b":"c\"]"}]}`, `[[[]]]`, `"x`, `{"a":1}{`, "\"\xff\"", `1e5`,
