@@ -191,7 +191,7 @@ const (
 // exact.
 func specialBytes(w uint64) uint64 {
 	q, bs := w^(ones*'"'), w^(ones*'\\')
-	return ((q - ones) &^ q | (bs - ones) &^ bs | (w - ones*0x20) &^ w) & highs
+	return ((q-ones)&^q | (bs-ones)&^bs | (w-ones*0x20)&^w) & highs
 }
 
 // stringEnd is the index just past the string that opens at b[i], or -1
