@@ -144,23 +144,29 @@ func trimASCII(b []byte) []byte { return bytes.Trim(b, " \t\n\r\x0b\x0c") }
 // skipped, never built into maps.
 func decode(raw []byte) (map[string]any, string) {
 	raw = trimASCII(raw)
-	if !utf8.Valid(raw) || !jsonl.Valid(raw) {
+	var scratch [32]jsonl.Member
+	members, object, valid := jsonl.Members(raw, scratch[:0])
+	if !valid || !utf8.Valid(raw) {
 		return nil, "JSONDecodeError"
 	}
-	// Read in place: value copies out every string it keeps.
-	doc := gjson.Parse(unsafe.String(unsafe.SliceData(raw), len(raw)))
-	if !doc.IsObject() {
+	if !object {
 		return nil, "ValueError"
 	}
 	m := map[string]any{}
-	doc.ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
+	for _, member := range members {
+		k := member.Key(raw)
+		if bytes.IndexByte(k, '\\') >= 0 {
+			k = []byte(gjson.ParseBytes(raw[member.KeyStart:member.KeyEnd]).Str)
+		}
+		// Read in place: value copies out every string it keeps.
+		v := gjson.Parse(unsafe.String(unsafe.SliceData(raw[member.ValueStart:]), member.ValueEnd-member.ValueStart))
+		switch string(k) {
 		case "_ng_task_index", "_ng_rollout_index", "stage_index", "_ng_rollout_id", "ng_trajectory":
-			m[strings.Clone(k.Str)] = value(v)
+			m[string(k)] = value(v)
 		case "response":
 			if !v.IsObject() {
 				delete(m, "response")
-				return true
+				continue
 			}
 			resp := map[string]any{}
 			v.ForEach(func(rk, rv gjson.Result) bool {
@@ -171,8 +177,7 @@ func decode(raw []byte) (map[string]any, string) {
 			})
 			m["response"] = resp
 		}
-		return true
-	})
+	}
 	return m, ""
 }
 
