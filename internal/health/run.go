@@ -144,7 +144,7 @@ func trimASCII(b []byte) []byte { return bytes.Trim(b, " \t\n\r\x0b\x0c") }
 // skipped, never built into maps.
 func decode(raw []byte) (map[string]any, string) {
 	raw = trimASCII(raw)
-	var scratch [32]jsonl.Member
+	var scratch, responseScratch [32]jsonl.Member
 	members, object, valid := jsonl.Members(raw, scratch[:0])
 	if !valid || !utf8.Valid(raw) {
 		return nil, "JSONDecodeError"
@@ -154,32 +154,33 @@ func decode(raw []byte) (map[string]any, string) {
 	}
 	m := map[string]any{}
 	for _, member := range members {
-		k := member.Key(raw)
-		if bytes.IndexByte(k, '\\') >= 0 {
-			k = []byte(gjson.ParseBytes(raw[member.KeyStart:member.KeyEnd]).Str)
-		}
-		// Read in place: value copies out every string it keeps.
-		v := gjson.Parse(unsafe.String(unsafe.SliceData(raw[member.ValueStart:]), member.ValueEnd-member.ValueStart))
-		switch string(k) {
+		switch k := member.Name(raw); string(k) {
 		case "_ng_task_index", "_ng_rollout_index", "stage_index", "_ng_rollout_id", "ng_trajectory":
-			m[string(k)] = value(v)
+			m[string(k)] = value(inPlace(member.Value(raw)))
 		case "response":
-			if !v.IsObject() {
+			// Most of a transcript: its members are found without
+			// reading their values as gjson would.
+			v := member.Value(raw)
+			inner, object, _ := jsonl.Members(v, responseScratch[:0])
+			if !object {
 				delete(m, "response")
 				continue
 			}
 			resp := map[string]any{}
-			v.ForEach(func(rk, rv gjson.Result) bool {
-				if rk.Str == "usage" {
-					resp["usage"] = value(rv)
+			for _, im := range inner {
+				if string(im.Name(v)) == "usage" {
+					resp["usage"] = value(inPlace(im.Value(v)))
 				}
-				return true
-			})
+			}
 			m["response"] = resp
 		}
 	}
 	return m, ""
 }
+
+// inPlace reads a value without copying it: value copies out every
+// string it keeps.
+func inPlace(b []byte) gjson.Result { return gjson.Parse(unsafe.String(unsafe.SliceData(b), len(b))) }
 
 // value builds what encoding/json's decoding into any with UseNumber
 // builds from a validated value, without its second scan: objects keep

@@ -3,6 +3,7 @@ package jsonl
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"math/bits"
 	"unsafe"
 )
@@ -33,6 +34,20 @@ type Member struct {
 // Key is the member's key as written, without its quotes (escapes are
 // left as they are).
 func (m Member) Key(b []byte) []byte { return b[m.KeyStart+1 : m.KeyEnd-1] }
+
+// Name is the member's key as a JSON decoder reads it: Key, unless the
+// key has escapes, which are decoded (into new storage).
+func (m Member) Name(b []byte) []byte {
+	k := m.Key(b)
+	if bytes.IndexByte(k, '\\') < 0 {
+		return k
+	}
+	var s string
+	if json.Unmarshal(b[m.KeyStart:m.KeyEnd], &s) != nil {
+		return k // not reached: Members checked the key
+	}
+	return []byte(s)
+}
 
 // Value is the member's value as written.
 func (m Member) Value(b []byte) []byte { return b[m.ValueStart:m.ValueEnd] }

@@ -76,7 +76,7 @@ func FuzzValid(f *testing.F) {
 // every white space and escape where it stands.
 func FuzzMembers(f *testing.F) {
 	for _, s := range []string{`{"a":[1,{"b":"c\"]"}]}`, `{}`, ` { } `, `{"a" : 1 , "b":{"c":{}},"a":"x"}`, `[{"a":1}]`, `"x"`, `{"a":1}{`,
-		`{"a":1,}`, `{"a"}`, `{"\u0061":[]}`, `{"a":-0.5E+7 }`, "\n{\"a\":\ttrue}\r\n", `{"a":[[[`, `{"a":1 "b":2}`} {
+		`{"a":1,}`, `{"a"}`, `{"\u0061":[]}`, `{"a":-0.5E+7 }`, "\n{\"a\":\ttrue}\r\n", `{"a":[[[`, `{"a":1 "b":2}`, `{"\ud800\u0041":1,"\u00e9":2}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -92,9 +92,11 @@ func FuzzMembers(f *testing.F) {
 			t.Fatalf("Members(%q) object = %v, gjson %v", b, object, doc.IsObject())
 		}
 		var want [][2]string
+		var names []string
 		if object {
 			doc.ForEach(func(k, v gjson.Result) bool {
 				want = append(want, [2]string{k.Raw, v.Raw})
+				names = append(names, k.Str)
 				return true
 			})
 		}
@@ -103,6 +105,9 @@ func FuzzMembers(f *testing.F) {
 			got = append(got, [2]string{string(b[m.KeyStart:m.KeyEnd]), string(m.Value(b))})
 			if string(m.Key(b)) != string(b[m.KeyStart+1:m.KeyEnd-1]) {
 				t.Fatalf("Key(%q) is not its quoted key's inside", b)
+			}
+			if name := string(m.Name(b)); name != names[len(got)-1] {
+				t.Fatalf("Name(%q) = %q, gjson reads %q", b, name, names[len(got)-1])
 			}
 		}
 		if !slices.Equal(got, want) {

@@ -52,13 +52,7 @@ func memberNamed(raw []byte, members []jsonl.Member, name string) (jsonl.Member,
 	return jsonl.Member{}, false
 }
 
-func keyIs(raw []byte, m jsonl.Member, name string) bool {
-	k := m.Key(raw)
-	if bytes.IndexByte(k, '\\') < 0 {
-		return string(k) == name
-	}
-	return gjson.ParseBytes(raw[m.KeyStart:m.KeyEnd]).Str == name
-}
+func keyIs(raw []byte, m jsonl.Member, name string) bool { return string(m.Name(raw)) == name }
 
 // get is the value named name as gjson reads it; it holds none of the
 // row's storage.
