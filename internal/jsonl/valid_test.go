@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 )
@@ -106,7 +107,9 @@ func FuzzMembers(f *testing.F) {
 			if string(m.Key(b)) != string(b[m.KeyStart+1:m.KeyEnd-1]) {
 				t.Fatalf("Key(%q) is not its quoted key's inside", b)
 			}
-			if name := string(m.Name(b)); name != names[len(got)-1] {
+			// Invalid UTF-8 (which json.loads refuses) is replaced by
+			// a decoder where gjson keeps it.
+			if name := string(m.Name(b)); utf8.Valid(m.Key(b)) && name != names[len(got)-1] {
 				t.Fatalf("Name(%q) = %q, gjson reads %q", b, name, names[len(got)-1])
 			}
 		}
