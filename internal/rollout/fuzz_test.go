@@ -5,10 +5,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/tidwall/gjson"
 )
@@ -32,11 +35,15 @@ func FuzzIndentStream(f *testing.F) {
 		var compact, want, got bytes.Buffer
 		json.Compact(&compact, []byte(doc))
 		json.Indent(&want, compact.Bytes(), "", "  ")
-		if err := indentStream(&got, strings.NewReader(doc), "  "); err != nil {
-			t.Fatal(err)
-		}
-		if got.String() != want.String() {
-			t.Fatalf("indentStream(%q)\n got %q\nwant %q", doc, got.String(), want.String())
+		// Whole, and a byte per read, where every buffer boundary falls.
+		for _, src := range []io.Reader{strings.NewReader(doc), iotest.OneByteReader(strings.NewReader(doc))} {
+			got.Reset()
+			if err := indentStream(&got, src, "  "); err != nil {
+				t.Fatal(err)
+			}
+			if got.String() != want.String() {
+				t.Fatalf("indentStream(%q)\n got %q\nwant %q", doc, got.String(), want.String())
+			}
 		}
 	})
 }
@@ -49,6 +56,11 @@ func FuzzScanTopLevel(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, doc string) {
 		tl, err := scanTopLevel(bufio.NewReader(strings.NewReader(doc)))
+		// A byte buffered at a time finds the same.
+		small, smallErr := scanTopLevel(bufio.NewReaderSize(iotest.OneByteReader(strings.NewReader(doc)), 16))
+		if (err == nil) != (smallErr == nil) || err == nil && !reflect.DeepEqual(tl, small) {
+			t.Fatalf("%q: scanned whole %+v, %v; a byte at a time %+v, %v", doc, tl, err, small, smallErr)
+		}
 		if err != nil || !json.Valid([]byte(doc)) || !gjson.Parse(doc).IsObject() {
 			return
 		}

@@ -2,10 +2,12 @@ package rollout
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // topLevel locates the values of a JSON object's top-level keys in a
@@ -40,28 +42,71 @@ func (s *byteScanner) skipSpace() (byte, error) {
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
+// window is the input buffered ahead: at least a byte, unless it ended.
+func (s *byteScanner) window() ([]byte, error) {
+	if s.r.Buffered() == 0 {
+		if _, err := s.r.Peek(1); err != nil {
+			return nil, err
+		}
+	}
+	return s.r.Peek(s.r.Buffered())
+}
+
+func (s *byteScanner) advance(n int) {
+	s.r.Discard(n)
+	s.off += int64(n)
+}
+
 // skipString reads a string's remaining bytes after its opening quote,
-// returning them when keep is set.
+// returning them when keep is set. It jumps from quote or backslash to the
+// next in what is buffered, rather than reading a byte at a time.
 func (s *byteScanner) skipString(keep bool) ([]byte, error) {
-	var b []byte
+	var kept []byte
 	escaped := false
 	for {
-		c, err := s.next()
+		b, err := s.window()
 		if err != nil {
 			return nil, unexpected(err)
 		}
+		for i := 0; i < len(b); {
+			if escaped {
+				escaped = false
+				i++
+				continue
+			}
+			j := stringStop(b[i:])
+			if j < 0 {
+				break
+			}
+			if i += j; b[i] == '\\' {
+				escaped = true
+				i++
+				continue
+			}
+			if keep {
+				kept = append(kept, b[:i+1]...)
+			}
+			s.advance(i + 1)
+			return kept, nil
+		}
 		if keep {
-			b = append(b, c)
+			kept = append(kept, b...)
 		}
-		switch {
-		case escaped:
-			escaped = false
-		case c == '\\':
-			escaped = true
-		case c == '"':
-			return b, nil
-		}
+		s.advance(len(b))
 	}
+}
+
+// stringStop is the index of the first quote or backslash in b, or -1.
+func stringStop(b []byte) int {
+	q := bytes.IndexByte(b, '"')
+	before := b
+	if q >= 0 {
+		before = b[:q]
+	}
+	if bs := bytes.IndexByte(before, '\\'); bs >= 0 {
+		return bs
+	}
+	return q
 }
 
 // skipValue reads the rest of a value whose first byte was first. It
@@ -74,21 +119,31 @@ func (s *byteScanner) skipValue(first byte) (int64, byte, error) {
 			return 0, 0, err
 		}
 	case '{', '[':
-		for depth := 1; depth > 0; {
-			c, err := s.next()
+		depth := 1
+	container:
+		for {
+			b, err := s.window()
 			if err != nil {
 				return 0, 0, unexpected(err)
 			}
-			switch c {
-			case '"':
-				if _, err := s.skipString(false); err != nil {
-					return 0, 0, err
+			for i, c := range b {
+				switch c {
+				case '"':
+					s.advance(i + 1)
+					if _, err := s.skipString(false); err != nil {
+						return 0, 0, err
+					}
+					continue container
+				case '{', '[':
+					depth++
+				case '}', ']':
+					if depth--; depth == 0 {
+						s.advance(i + 1)
+						break container
+					}
 				}
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
 			}
+			s.advance(len(b))
 		}
 	default: // a number, true, false or null ends at the next delimiter
 		for {
@@ -174,12 +229,12 @@ func scanTopLevel(r *bufio.Reader) (*topLevel, error) {
 }
 
 // indentStream copies JSON from src to dst indented as json.Indent (and
-// Python's json.dumps(indent=...)) lays it out, one byte at a time, so a
+// Python's json.dumps(indent=...)) lays it out, a buffer at a time, so a
 // document of any size is indented in constant memory. Whitespace outside
 // strings is dropped first; src must be valid JSON.
 func indentStream(dst io.Writer, src io.Reader, indent string) error {
-	r := bufio.NewReaderSize(src, 64<<10)
 	w := bufio.NewWriterSize(dst, 64<<10)
+	buf := make([]byte, 64<<10)
 	depth := 0
 	newline := func() {
 		w.WriteByte('\n')
@@ -187,65 +242,78 @@ func indentStream(dst io.Writer, src io.Reader, indent string) error {
 			w.WriteString(indent)
 		}
 	}
-	nextSignificant := func() (byte, error) {
-		for {
-			c, err := r.ReadByte()
-			if err != nil || !isSpace(c) {
-				return c, err
+	// inString and escaped say where the last buffer ended; opened, that
+	// it ended after a '{' or '[' (which closes at once or opens a line).
+	inString, escaped, opened := false, false, false
+	for {
+		n, err := src.Read(buf)
+		chunk := buf[:n]
+		for i := 0; i < len(chunk); {
+			if inString {
+				if escaped {
+					w.WriteByte(chunk[i])
+					escaped = false
+					i++
+					continue
+				}
+				j := stringStop(chunk[i:])
+				if j < 0 {
+					w.Write(chunk[i:])
+					break
+				}
+				w.Write(chunk[i : i+j+1])
+				escaped, inString = chunk[i+j] == '\\', chunk[i+j] == '\\'
+				i += j + 1
+				continue
+			}
+			c := chunk[i]
+			i++
+			if isSpace(c) {
+				continue
+			}
+			if opened {
+				opened = false
+				if c == '}' || c == ']' {
+					w.WriteByte(c)
+					continue
+				}
+				depth++
+				newline()
+			}
+			switch c {
+			case '"':
+				w.WriteByte(c)
+				inString = true
+			case '{', '[':
+				w.WriteByte(c)
+				opened = true
+			case '}', ']':
+				depth--
+				newline()
+				w.WriteByte(c)
+			case ',':
+				w.WriteByte(c)
+				newline()
+			case ':':
+				w.WriteString(": ")
+			default: // a number or a literal, up to what ends it
+				j := i
+				for j < len(chunk) && !isSpace(chunk[j]) && !strings.ContainsRune(",:]}", rune(chunk[j])) {
+					j++
+				}
+				w.Write(chunk[i-1 : j])
+				i = j
 			}
 		}
-	}
-	for {
-		c, err := nextSignificant()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
 			return err
 		}
-		switch c {
-		case '"':
-			w.WriteByte(c)
-			escaped := false
-			for {
-				b, err := r.ReadByte()
-				if err != nil {
-					return unexpected(err)
-				}
-				w.WriteByte(b)
-				if escaped {
-					escaped = false
-				} else if b == '\\' {
-					escaped = true
-				} else if b == '"' {
-					break
-				}
-			}
-		case '{', '[':
-			w.WriteByte(c)
-			n, err := nextSignificant()
-			if err != nil {
-				return unexpected(err)
-			}
-			if n == '}' || n == ']' {
-				w.WriteByte(n)
-				continue
-			}
-			r.UnreadByte()
-			depth++
-			newline()
-		case '}', ']':
-			depth--
-			newline()
-			w.WriteByte(c)
-		case ',':
-			w.WriteByte(c)
-			newline()
-		case ':':
-			w.WriteString(": ")
-		default:
-			w.WriteByte(c)
-		}
+	}
+	if inString || opened {
+		return io.ErrUnexpectedEOF
 	}
 	return w.Flush()
 }
