@@ -171,6 +171,7 @@ type materializer struct {
 	noRepeatsFor map[string]bool
 	buf          bytes.Buffer
 	spill        *roundSpill // set when interleaving
+	rec          record      // the row being read
 }
 
 func (m *materializer) row(lr *lineReader, line []byte, w io.Writer) error {
@@ -179,7 +180,7 @@ func (m *materializer) row(lr *lineReader, line []byte, w io.Writer) error {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return lr.errorf("Malformed JSON in '%s' at line %d: the line is blank", lr.Path, lr.Line)
 	}
-	if !jsonl.Valid(raw) {
+	if !m.rec.parse(raw) {
 		return lr.errorf("Malformed JSON in '%s' at line %d: %s", lr.Path, lr.Line, jsonError(raw))
 	}
 	// JSON text is UTF-8 (RFC 8259); Python's json refuses anything else,
@@ -196,36 +197,44 @@ func (m *materializer) row(lr *lineReader, line []byte, w io.Writer) error {
 		}
 		return lr.errorf("the line is not valid UTF-8 (a bad byte 0x%02x at byte %d); re-encode the file as UTF-8", raw[at], at+1)
 	}
-	parsed := gjson.ParseBytes(raw)
-	if !parsed.IsObject() {
+	if !m.rec.object {
 		return lr.errorf("a row must be a JSON object, got %s", jsonl.Excerpt(raw))
 	}
+	// The row's own task index, before anything is set.
+	ownTask := m.rec.peek(TaskIndexKey)
 	row := slices.Clone(raw)
+	changed := false
 	var err error
 
 	if p := m.o.Prompt; p != nil {
+		parsed := m.rec.result()
 		if hasInput(parsed) {
 			m.prebaked = append(m.prebaked, index)
 		} else {
 			if row, err = p.apply(row, parsed); err != nil {
 				return lr.errorf("%v", err)
 			}
+			changed = true
 		}
 	}
 
-	if m.o.AgentName != "" && !parsed.Get(AgentRefKey).Exists() {
+	if m.o.AgentName != "" && m.rec.value(AgentRefKey) == nil {
 		ref := append(append([]byte(`{"name":`), openai.AppendJSONString(nil, m.o.AgentName)...), '}')
 		if row, err = sjson.SetRawBytes(row, AgentRefKey, ref); err != nil {
 			return err
 		}
+		changed = true
 	}
-	agent := gjson.GetBytes(row, AgentRefKey+".name")
+	if changed {
+		m.rec.parse(row)
+	}
+	agent := m.rec.nested(AgentRefKey, "name")
 	if agent.Type != gjson.String || agent.Str == "" {
 		m.noAgent = append(m.noAgent, index)
 	}
 	m.agentsSeen[agent.Str] = true
 
-	params := gjson.GetBytes(row, ParamsKey)
+	params := m.rec.peek(ParamsKey)
 	if !params.Exists() {
 		return lr.errorf("the row has no %s: give the rows a %s object, or a --prompt-config that builds its input from the row's fields", ParamsKey, ParamsKey)
 	}
@@ -247,7 +256,7 @@ func (m *materializer) row(lr *lineReader, line []byte, w io.Writer) error {
 		}
 	}
 
-	task, err := m.taskIndex(lr, parsed, line)
+	task, err := m.taskIndex(lr, ownTask, line)
 	if err != nil {
 		return err
 	}
@@ -271,10 +280,11 @@ func (m *materializer) row(lr *lineReader, line []byte, w io.Writer) error {
 		return nil
 	}
 	row = compactValid(make([]byte, 0, len(row)), row)
+	m.rec.parse(row)
 	for range repeats {
 		rollout := m.rollouts[task]
 		m.rollouts[task]++
-		out, err := stampRepeat(row, task, rollout, m.o.AddSeed)
+		out, err := stampRepeat(&m.rec, task, rollout, m.o.AddSeed)
 		if err != nil {
 			return lr.errorf("%v", err)
 		}
@@ -292,17 +302,45 @@ func (m *materializer) row(lr *lineReader, line []byte, w io.Writer) error {
 	return nil
 }
 
-// stampRepeat is one repeat's line of a compacted row: its indexes set
-// (and its seed), which sjson writes compactly, so the line needs no
-// second compaction.
-func stampRepeat(row []byte, task int64, rollout int, addSeedToo bool) ([]byte, error) {
-	out, err := sjson.SetBytes(row, TaskIndexKey, task)
-	if err != nil {
-		return nil, err
+// stampRepeat is one repeat's line of a compacted row: its indexes set as
+// sjson sets them (the first of each replaced in place, a missing one
+// appended at the end), built in one copy from the row's members; then
+// its seed.
+func stampRepeat(row *record, task int64, rollout int, addSeedToo bool) ([]byte, error) {
+	names := [2]string{TaskIndexKey, RolloutIndexKey}
+	values := [2]int64{task, int64(rollout)}
+	at := [2]int{-1, -1}
+	for i, m := range row.members {
+		for k, name := range names {
+			if at[k] < 0 && keyIs(row.raw, m, name) {
+				at[k] = i
+				break
+			}
+		}
 	}
-	if out, err = sjson.SetBytes(out, RolloutIndexKey, rollout); err != nil {
-		return nil, err
+	raw := row.raw
+	out := make([]byte, 0, len(raw)+64)
+	last := 0
+	for i, m := range row.members {
+		for k := range names {
+			if at[k] == i {
+				out = strconv.AppendInt(append(out, raw[last:m.ValueStart]...), values[k], 10)
+				last = m.ValueEnd
+			}
+		}
 	}
+	out = append(out, raw[last:len(raw)-1]...)
+	members := len(row.members)
+	for k, name := range names {
+		if at[k] >= 0 {
+			continue
+		}
+		if members++; members > 1 {
+			out = append(out, ',')
+		}
+		out = strconv.AppendInt(append(append(append(out, '"'), name...), `":`...), values[k], 10)
+	}
+	out = append(out, '}')
 	if addSeedToo {
 		return addSeed(out, rollout)
 	}
@@ -311,8 +349,8 @@ func stampRepeat(row []byte, task int64, rollout int, addSeedToo bool) ([]byte, 
 
 // taskIndex keeps a row's own _ng_task_index, or gives the line the index
 // of the first identical line.
-func (m *materializer) taskIndex(lr *lineReader, parsed gjson.Result, line []byte) (int64, error) {
-	if v := parsed.Get(TaskIndexKey); v.Exists() {
+func (m *materializer) taskIndex(lr *lineReader, own gjson.Result, line []byte) (int64, error) {
+	if v := own; v.Exists() {
 		if v.Type != gjson.Number || !isIntLiteral(v.Raw) {
 			return 0, lr.errorf("%s must be an integer, got %s", TaskIndexKey, v.Raw)
 		}

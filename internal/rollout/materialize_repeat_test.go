@@ -33,7 +33,7 @@ func repeatByCompacting(row []byte, task int64, rollout int, seed bool) ([]byte,
 func sameRepeat(t *testing.T, row string, task int64, rollout int, seed bool) {
 	t.Helper()
 	want, wantErr := repeatByCompacting([]byte(row), task, rollout, seed)
-	got, gotErr := stampRepeat(compactValid(nil, []byte(row)), task, rollout, seed)
+	got, gotErr := stampRepeat(parsedRecord(string(compactValid(nil, []byte(row)))), task, rollout, seed)
 	if (gotErr != nil) != (wantErr != nil) || (gotErr == nil && !bytes.Equal(got, want)) {
 		t.Fatalf("row %q (%d, %d, seed %v):\n got %s %v\nwant %s %v", row, task, rollout, seed, got, gotErr, want, wantErr)
 	}

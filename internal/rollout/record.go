@@ -19,6 +19,7 @@ import (
 type record struct {
 	raw     []byte
 	members []jsonl.Member
+	object  bool
 }
 
 // parse makes r the row in line, reusing r's storage; false when line is
@@ -28,7 +29,7 @@ func (r *record) parse(line []byte) bool {
 	if !object {
 		members = members[:0]
 	}
-	r.raw, r.members = line, members
+	r.raw, r.members, r.object = line, members, object
 	return valid
 }
 
