@@ -186,11 +186,17 @@ type agentRows struct {
 	refs   *refSorter
 	// located says refs holds where every rollout read so far is. The
 	// first pass locates each agent's rollouts while it may need them: an
-	// agent still in order past sortChunk rollouts stops (in-order files
-	// are read back without them), and is located in a second pass only if
-	// it then turns out of order.
+	// agent still in order after locateAhead rollouts stops (in-order
+	// files are read back without them), and is located in a second pass
+	// only if it then turns out of order.
 	located bool
 }
+
+// locateAhead is how many rollouts of an agent still in order the first
+// pass locates: collected rollouts come out of order within their first
+// few, and an in-order file (a merged one) costs no more than this per
+// agent, held in memory, never spilled (under sortChunk).
+const locateAhead = 4096
 
 // rowRef locates one rollout: its key, and its line in files[file].
 type rowRef struct {
@@ -244,7 +250,7 @@ func ReadMetricsRows(paths ...string) (*MetricsRows, error) {
 		}
 		a.n++
 		last[agent] = k
-		if a.located && a.sorted && a.n > sortChunk {
+		if a.located && a.sorted && a.n >= min(locateAhead, sortChunk) {
 			a.refs.Close()
 			a.refs, a.located = nil, false
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -162,4 +163,24 @@ func aggregateForTest(dir string, files []string, merge bool, h http.Handler) st
 		out.WriteString("error: " + err.Error() + "\n")
 	}
 	return strings.ReplaceAll(out.String(), dir, "$DIR")
+}
+
+// Rollouts already in order are indexed without spilling a thing: with
+// no temporary directory to write to, any number of them is read.
+func TestInOrderRowsNeedNoSpill(t *testing.T) {
+	dir := t.TempDir()
+	defer func(n int) { sortChunk = n }(sortChunk)
+	sortChunk = 4
+	t.Setenv("TMPDIR", filepath.Join(dir, "missing"))
+	for _, rows := range []int{3, 4, 5, 9} {
+		var b strings.Builder
+		for i := range rows {
+			fmt.Fprintf(&b, `{"agent_ref":{"name":"a"},"_ng_task_index":%d,"_ng_rollout_index":0,"reward":1}`+"\n", i)
+		}
+		m, err := ReadMetricsRows(writeFile(t, dir, fmt.Sprintf("r%d.jsonl", rows), b.String()))
+		if err != nil {
+			t.Fatalf("%d rows in order: %v", rows, err)
+		}
+		m.Close()
+	}
 }

@@ -48,6 +48,22 @@ func FuzzIndentStream(f *testing.F) {
 	})
 }
 
+// An answer that is not valid JSON (a remote aggregator's, written as it
+// came) is laid out a byte at a time as before: a scalar ends at any byte
+// with a meaning of its own.
+func TestIndentStreamInvalid(t *testing.T) {
+	for doc, want := range map[string]string{
+		`[1"a,b"]`:       "[\n  1\"a,b\"\n]",
+		`{"a":1{"b":2}}`: "{\n  \"a\": 1{\n    \"b\": 2\n  }\n}",
+		`[1[2,3]]`:       "[\n  1[\n    2,\n    3\n  ]\n]",
+	} {
+		var got bytes.Buffer
+		if err := indentStream(&got, strings.NewReader(doc), "  "); err != nil || got.String() != want {
+			t.Errorf("indentStream(%q) = %q, %v; want %q", doc, got.String(), err, want)
+		}
+	}
+}
+
 // FuzzScanTopLevel: every range found holds exactly its key's value, and
 // bad input is an error, never a panic or a hang.
 func FuzzScanTopLevel(f *testing.F) {

@@ -296,9 +296,9 @@ func indentStream(dst io.Writer, src io.Reader, indent string) error {
 				newline()
 			case ':':
 				w.WriteString(": ")
-			default: // a number or a literal, up to what ends it
+			default: // a number or a literal, up to the next byte with a meaning of its own
 				j := i
-				for j < len(chunk) && !isSpace(chunk[j]) && !strings.ContainsRune(",:]}", rune(chunk[j])) {
+				for j < len(chunk) && !isSpace(chunk[j]) && !strings.ContainsRune(`,:[]{}"`, rune(chunk[j])) {
 					j++
 				}
 				w.Write(chunk[i-1 : j])
