@@ -302,3 +302,22 @@ func TestStrftime(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
+
+// PortRange is the range the config checked, NeMo Gym's default or set.
+func TestResultPortRange(t *testing.T) {
+	for _, tc := range []struct {
+		overrides []string
+		low, high int64
+	}{
+		{nil, 10001, 20000},
+		{[]string{"+port_range_low=12000", `+port_range_high="${oc.decode:${oc.env:P}}"`}, 12000, 13000},
+	} {
+		res, err := Load(context.Background(), testEnv(t, map[string]string{"P": "13000"}), Request{Overrides: tc.overrides})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if low, high, err := res.PortRange(); err != nil || low != tc.low || high != tc.high {
+			t.Errorf("%v: PortRange() = %d, %d, %v; want %d, %d", tc.overrides, low, high, err, tc.low, tc.high)
+		}
+	}
+}

@@ -408,6 +408,27 @@ func (r *Result) Value(key string) (*tree.Node, error) {
 	return newResolver(r.Config, r.env).full(n, Path{{Key: key}})
 }
 
+// PortRange is the range servers without a port are given theirs from
+// (port_range_low and port_range_high, both included), as the config
+// checked them.
+func (r *Result) PortRange() (low, high int64, err error) {
+	for _, bound := range []struct {
+		key string
+		dst *int64
+	}{{"port_range_low", &low}, {"port_range_high", &high}} {
+		v, err := r.Value(bound.key)
+		if err != nil {
+			return 0, 0, err
+		}
+		i, ok := intValue(v)
+		if !ok {
+			return 0, 0, fmt.Errorf("%s is not an integer port number", bound.key)
+		}
+		*bound.dst = i
+	}
+	return low, high, nil
+}
+
 // LookupEnv is the environment lookup the config was resolved with; server
 // sections resolved later must see the same one.
 func (r *Result) LookupEnv(name string) (string, bool) { return r.env.LookupEnv(name) }

@@ -135,6 +135,16 @@ func (l *Launch) startRayHead(ctx context.Context, venv python.Venv) (string, er
 	if err != nil {
 		return "", fmt.Errorf("cannot find a free port for the Ray head: %w", err)
 	}
+	clientPort := port
+	for clientPort == port {
+		if clientPort, err = freeLoopbackPort(); err != nil {
+			return "", fmt.Errorf("cannot find a free port for the Ray client server: %w", err)
+		}
+	}
+	low, high, err := l.opts.Result.PortRange()
+	if err != nil {
+		return "", err
+	}
 	if _, err := os.Stat(venv.Bin("ray")); err != nil {
 		return "", fmt.Errorf("the Python servers need a Ray cluster, but %s has no ray (head_server_deps pins ray[default]); set ray_head_node_address to use a running cluster", venv.Dir)
 	}
@@ -152,7 +162,7 @@ func (l *Launch) startRayHead(ctx context.Context, venv python.Venv) (string, er
 		os.RemoveAll(tempDir)
 		return "", err
 	}
-	argv := python.RayHeadArgv(venv, port, tempDir)
+	argv := python.RayHeadArgv(venv, port, clientPort, tempDir, python.PortRange{Low: int(low), High: int(high)})
 	c := &child{spec: ChildSpec{Instance: python.RayHeadName}, tail: &tail{max: 40}, pumpDone: make(chan struct{}), tempDir: tempDir}
 	ready := make(chan string, 1)
 	watch := &python.RayHead{Port: port}

@@ -22,12 +22,52 @@ const RayHeadName = "ray_head"
 // ray_current_cluster and leaves that file behind, so in the shared
 // /tmp/ray any later ray.init() (NeMo Gym's own env start among them)
 // would try to join the dead cluster.
-func RayHeadArgv(v Venv, port int, tempDir string) []string {
-	return []string{
+//
+// Ray's own ports stay out of the range the run's servers are given
+// theirs from (ports): its workers bind in 10002-19999 and its client
+// server on 10001 by default, inside NeMo Gym's default 10001-20000, so a
+// Ray worker could take the port of a server not yet started. The
+// workers get rayWorkerPorts' span and the client server clientPort.
+func RayHeadArgv(v Venv, port, clientPort int, tempDir string, ports PortRange) []string {
+	argv := []string{
 		v.Bin("ray"), "start", "--head", "--block", "--port=" + strconv.Itoa(port), "--temp-dir=" + tempDir,
 		"--include-dashboard=false", "--disable-usage-stats",
 		"--log-style=record", "--log-color=false",
+		"--ray-client-server-port=" + strconv.Itoa(clientPort),
 	}
+	if workers, ok := rayWorkerPorts(ports); ok {
+		argv = append(argv, "--min-worker-port="+strconv.Itoa(workers.Low), "--max-worker-port="+strconv.Itoa(workers.High))
+	}
+	return argv
+}
+
+// PortRange is a span of ports, both ends included.
+type PortRange struct{ Low, High int }
+
+// Ray's worker span is as wide as its default (10002-19999) where it fits
+// and at least minRayWorkerPorts wide, below the kernel's ephemeral ports
+// (from 32768 on Linux), where outgoing connections and Ray's other,
+// random ports come from.
+const (
+	rayWorkerSpan     = 9998
+	minRayWorkerPorts = 1000
+	ephemeralLow      = 32768
+	privilegedHigh    = 1023
+)
+
+// rayWorkerPorts is the span Ray's workers bind in: just above the
+// servers' range, or else just below it; false when neither has room
+// (Ray's default is then left alone).
+func rayWorkerPorts(servers PortRange) (PortRange, bool) {
+	above := PortRange{servers.High + 1, min(servers.High+rayWorkerSpan, ephemeralLow-1)}
+	if above.High-above.Low+1 >= minRayWorkerPorts {
+		return above, true
+	}
+	below := PortRange{max(servers.Low-rayWorkerSpan, privilegedHigh+1), min(servers.Low-1, ephemeralLow-1)}
+	if below.High-below.Low+1 >= minRayWorkerPorts {
+		return below, true
+	}
+	return PortRange{}, false
 }
 
 // RayHeadEnv is what the Ray head runs with beyond the venv: a cluster

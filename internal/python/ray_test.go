@@ -1,6 +1,9 @@
 package python
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestRayHeadWatch(t *testing.T) {
 	cases := []struct {
@@ -46,5 +49,34 @@ func TestRayAuthEnv(t *testing.T) {
 	}
 	if own, _ := RayAuthEnv([]string{"RAY_AUTH_MODE=disabled"}); own != nil {
 		t.Errorf("a user's RAY_AUTH_MODE was overridden: %q", own)
+	}
+}
+
+// Ray's workers bind outside the range the run's servers take their ports
+// from: above it where there is room below the ephemeral ports, else
+// below it, else where Ray's default puts them.
+func TestRayWorkerPorts(t *testing.T) {
+	for _, tc := range []struct {
+		servers PortRange
+		want    PortRange
+		ok      bool
+	}{
+		{PortRange{10001, 20000}, PortRange{20001, 29998}, true}, // NeMo Gym's default range
+		{PortRange{10001, 30000}, PortRange{30001, 32767}, true},
+		{PortRange{20000, 32000}, PortRange{10002, 19999}, true},
+		{PortRange{3000, 31900}, PortRange{1024, 2999}, true},
+		{PortRange{1500, 32000}, PortRange{}, false},
+		{PortRange{40000, 50000}, PortRange{30002, 32767}, true},
+	} {
+		got, ok := rayWorkerPorts(tc.servers)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("rayWorkerPorts(%v) = %v, %v; want %v, %v", tc.servers, got, ok, tc.want, tc.ok)
+		}
+	}
+	argv := strings.Join(RayHeadArgv(Venv{Dir: "/v"}, 41000, 41001, "/tmp/r", PortRange{10001, 20000}), " ")
+	for _, want := range []string{"--port=41000", "--ray-client-server-port=41001", "--min-worker-port=20001", "--max-worker-port=29998"} {
+		if !strings.Contains(argv, want) {
+			t.Errorf("RayHeadArgv = %s, without %s", argv, want)
+		}
 	}
 }
