@@ -287,14 +287,6 @@ func listEndpoints(es []endpoint) string {
 	return strings.Join(lines, "\n")
 }
 
-func splitLines(s string) []string {
-	s = strings.TrimRight(s, "\n")
-	if s == "" {
-		return nil
-	}
-	return strings.Split(s, "\n")
-}
-
 func waiting(done []bool, children []*child) []string {
 	var names []string
 	for i, d := range done {
