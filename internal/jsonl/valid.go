@@ -304,6 +304,21 @@ func literalEnd(b []byte, i int, word string) int {
 	return i + len(word)
 }
 
+// IndexEither is the index of the first x or y in b, or -1. Two
+// bytes.IndexByte scans (the second only up to the first's find) beat a
+// byte loop, or bytes.IndexAny, several times over on long input.
+func IndexEither(b []byte, x, y byte) int {
+	i := bytes.IndexByte(b, x)
+	before := b
+	if i >= 0 {
+		before = b[:i]
+	}
+	if j := bytes.IndexByte(before, y); j >= 0 {
+		return j
+	}
+	return i
+}
+
 // StringEnd is the index just past the JSON string that opens at
 // b[open], found with bytes.IndexByte rather than a byte at a time
 // (strings are most of a rollout); len(b)+1 when it does not close.

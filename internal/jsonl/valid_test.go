@@ -142,3 +142,22 @@ func BenchmarkValid(b *testing.B) {
 		})
 	}
 }
+
+// IndexEither finds what a byte loop finds.
+func FuzzIndexEither(f *testing.F) {
+	for _, s := range []string{``, `a`, `"`, `ab\"c`, "x\ny\rz", `\\\\"`} {
+		f.Add(s, byte('"'), byte('\\'))
+	}
+	f.Fuzz(func(t *testing.T, s string, x, y byte) {
+		want := -1
+		for i := range len(s) {
+			if s[i] == x || s[i] == y {
+				want = i
+				break
+			}
+		}
+		if got := IndexEither([]byte(s), x, y); got != want {
+			t.Fatalf("IndexEither(%q, %q, %q) = %d, want %d", s, x, y, got, want)
+		}
+	})
+}

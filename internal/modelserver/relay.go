@@ -251,19 +251,8 @@ func (f *sseFramer) next() []byte {
 	return nil
 }
 
-// lineEnd is the index of the first CR or LF in b, or -1. Two IndexByte
-// scans beat one byte loop several times over.
-func lineEnd(b []byte) int {
-	lf := bytes.IndexByte(b, '\n')
-	head := b
-	if lf >= 0 {
-		head = b[:lf]
-	}
-	if cr := bytes.IndexByte(head, '\r'); cr >= 0 {
-		return cr
-	}
-	return lf
-}
+// lineEnd is the index of the first CR or LF in b, or -1.
+func lineEnd(b []byte) int { return jsonl.IndexEither(b, '\n', '\r') }
 
 func (f *sseFramer) cut() []byte {
 	ev := f.buf[f.start:f.pos]

@@ -2,12 +2,13 @@ package rollout
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/nemo-gym-go/gym/internal/jsonl"
 )
 
 // topLevel locates the values of a JSON object's top-level keys in a
@@ -97,17 +98,7 @@ func (s *byteScanner) skipString(keep bool) ([]byte, error) {
 }
 
 // stringStop is the index of the first quote or backslash in b, or -1.
-func stringStop(b []byte) int {
-	q := bytes.IndexByte(b, '"')
-	before := b
-	if q >= 0 {
-		before = b[:q]
-	}
-	if bs := bytes.IndexByte(before, '\\'); bs >= 0 {
-		return bs
-	}
-	return q
-}
+func stringStop(b []byte) int { return jsonl.IndexEither(b, '"', '\\') }
 
 // skipValue reads the rest of a value whose first byte was first. It
 // returns the offset just past the value and the first non-space byte after
