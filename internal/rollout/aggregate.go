@@ -226,7 +226,6 @@ var heavyKeys = [...]string{"response", ParamsKey, "ng_agent_observations", "ng_
 func ReadMetricsRows(paths ...string) (*MetricsRows, error) {
 	m := &MetricsRows{files: paths, agents: map[string]*agentRows{}}
 	last := map[string]key{}
-	relocate := false
 	err := m.each(func(file int, lr *lineReader, agent string, row *record) error {
 		if agent == "" {
 			if a := row.nested(AgentRefKey, "name"); a.Type != gjson.String {
@@ -243,7 +242,6 @@ func ReadMetricsRows(paths ...string) (*MetricsRows, error) {
 			m.agents[agent] = a
 		} else if less(k, last[agent]) {
 			a.sorted = false
-			relocate = relocate || !a.located
 		}
 		if less(k, a.first) {
 			a.first = k
@@ -259,12 +257,13 @@ func ReadMetricsRows(paths ...string) (*MetricsRows, error) {
 		}
 		return nil
 	})
-	if err == nil && relocate {
-		for _, a := range m.agents {
-			if !a.sorted && !a.located {
-				a.refs = newRefSorter("")
-			}
+	relocate := false
+	for _, a := range m.agents {
+		if !a.sorted && !a.located {
+			a.refs, relocate = newRefSorter(""), true
 		}
+	}
+	if err == nil && relocate {
 		err = m.each(func(file int, lr *lineReader, agent string, row *record) error {
 			if a := m.agents[agent]; !a.sorted && !a.located {
 				k, _ := row.key()
@@ -363,9 +362,10 @@ func stripHeavy(row *record) ([]byte, error) {
 	out = append(out, '{')
 	replaced, kept := false, 0
 	for _, m := range members {
+		name := m.Name(raw)
 		drop := false
 		for i, k := range heavyKeys {
-			if !dropped[i] && keyIs(raw, m, k) {
+			if !dropped[i] && string(name) == k {
 				dropped[i], drop = true, true
 				break
 			}
@@ -376,7 +376,7 @@ func stripHeavy(row *record) ([]byte, error) {
 		if kept++; kept > 1 {
 			out = append(out, ',')
 		}
-		if usage.Exists() && !replaced && keyIs(raw, m, "response") {
+		if usage.Exists() && !replaced && string(name) == "response" {
 			// A second response member: the usage replaces its value.
 			out = appendUsage(append(out, raw[m.KeyStart:m.ValueStart]...), usage)
 			replaced = true
@@ -595,18 +595,7 @@ type rowCache struct {
 func (c *rowCache) each(yield func([]byte) error) error {
 	if c.done {
 		lr := newLineReader(io.NewSectionReader(c.f, 0, c.size), c.f.Name())
-		for {
-			line, err := lr.Next()
-			if err == io.EOF {
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			if err := yield(line[:len(line)-1]); err != nil {
-				return err
-			}
-		}
+		return lr.each(func(line []byte) error { return yield(line[:len(line)-1]) })
 	}
 	if c.f == nil {
 		f, err := jsonl.SpillFile(c.dir, ".aggregate-rows-*.jsonl")

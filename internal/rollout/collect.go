@@ -376,11 +376,11 @@ type route struct {
 // routeNames are the members a route reads, in route.read's order.
 var routeNames = [...]string{"_ng_no_persist", "_ng_failure_class", "reward"}
 
-// read takes what m says of the route, if m is the first member of its
+// read takes what a member says of the route, if it is the first of its
 // name (seen says which have been read).
-func (r *route) read(raw []byte, m jsonl.Member, value []byte, seen *[len(routeNames)]bool) {
-	for i, name := range routeNames {
-		if seen[i] || !keyIs(raw, m, name) {
+func (r *route) read(name, value []byte, seen *[len(routeNames)]bool) {
+	for i, routeName := range routeNames {
+		if seen[i] || string(name) != routeName {
 			continue
 		}
 		seen[i] = true
@@ -404,7 +404,7 @@ func routeOf(result []byte) route {
 	var r route
 	var seen [len(routeNames)]bool
 	for _, m := range rec.members {
-		r.read(result, m, m.Value(result), &seen)
+		r.read(m.Name(result), m.Value(result), &seen)
 	}
 	return r
 }
@@ -554,16 +554,16 @@ func stamp(result []byte, row *record) ([]byte, route, error) {
 	out := make([]byte, 0, len(result)+128)
 	out = append(out, '{')
 	var r route
-	var routed [3]bool
+	var routed [len(routeNames)]bool
 	for i, m := range members {
 		if i > 0 {
 			out = append(out, ',')
 		}
 		out = append(append(out, result[m.KeyStart:m.KeyEnd]...), ':')
-		value := m.Value(result)
+		name, value := m.Name(result), m.Value(result)
 		placed := false
 		for j := range ids[:n] {
-			if id := &ids[j]; !id.placed && keyIs(result, m, id.key) {
+			if id := &ids[j]; !id.placed && string(name) == id.key {
 				out = append(out, id.raw...)
 				id.placed, placed = true, true
 				break
@@ -572,7 +572,7 @@ func stamp(result []byte, row *record) ([]byte, route, error) {
 		if !placed {
 			out = compactValid(out, value)
 		}
-		r.read(result, m, value, &routed)
+		r.read(name, value, &routed)
 	}
 	written := len(members)
 	for _, id := range ids[:n] {

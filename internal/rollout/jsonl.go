@@ -35,6 +35,23 @@ func newLineReader(r io.Reader, path string) *lineReader {
 	return &lineReader{jsonl.NewReader(r, path)}
 }
 
+// each calls fn with every line, its newline included (the last line may
+// have none), until the end or fn's error.
+func (lr *lineReader) each(fn func(line []byte) error) error {
+	for {
+		line, err := lr.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := fn(line); err != nil {
+			return err
+		}
+	}
+}
+
 func (lr *lineReader) errorf(format string, args ...any) *InputError {
 	return &InputError{Path: lr.Path, Line: lr.Line, Msg: fmt.Sprintf(format, args...)}
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/nemo-gym-go/gym/internal/jsonl"
 )
@@ -42,6 +41,16 @@ func (s *byteScanner) skipSpace() (byte, error) {
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// endsScalar is whether c ends a number or literal: white space or a byte
+// with a meaning of its own (an invalid document ends one there too).
+func endsScalar(c byte) bool {
+	switch c {
+	case ' ', '\t', '\n', '\r', ',', ':', '[', ']', '{', '}', '"':
+		return true
+	}
+	return false
+}
 
 // window is the input buffered ahead: at least a byte, unless it ended.
 func (s *byteScanner) window() ([]byte, error) {
@@ -253,7 +262,11 @@ func indentStream(dst io.Writer, src io.Reader, indent string) error {
 					break
 				}
 				w.Write(chunk[i : i+j+1])
-				escaped, inString = chunk[i+j] == '\\', chunk[i+j] == '\\'
+				if chunk[i+j] == '\\' {
+					escaped = true
+				} else {
+					inString = false
+				}
 				i += j + 1
 				continue
 			}
@@ -289,7 +302,7 @@ func indentStream(dst io.Writer, src io.Reader, indent string) error {
 				w.WriteString(": ")
 			default: // a number or a literal, up to the next byte with a meaning of its own
 				j := i
-				for j < len(chunk) && !isSpace(chunk[j]) && !strings.ContainsRune(`,:[]{}"`, rune(chunk[j])) {
+				for j < len(chunk) && !endsScalar(chunk[j]) {
 					j++
 				}
 				w.Write(chunk[i-1 : j])

@@ -309,15 +309,7 @@ func (m *materializer) row(lr *lineReader, line []byte, w io.Writer) error {
 func stampRepeat(row *record, task int64, rollout int, addSeedToo bool) ([]byte, error) {
 	names := [2]string{TaskIndexKey, RolloutIndexKey}
 	values := [2]int64{task, int64(rollout)}
-	at := [2]int{-1, -1}
-	for i, m := range row.members {
-		for k, name := range names {
-			if at[k] < 0 && keyIs(row.raw, m, name) {
-				at[k] = i
-				break
-			}
-		}
-	}
+	at := [2]int{row.index(TaskIndexKey), row.index(RolloutIndexKey)}
 	raw := row.raw
 	out := make([]byte, 0, len(raw)+64)
 	last := 0

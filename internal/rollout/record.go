@@ -3,7 +3,6 @@ package rollout
 import (
 	"bytes"
 	"errors"
-	"io"
 	"os"
 	"unsafe"
 
@@ -36,24 +35,22 @@ func (r *record) parse(line []byte) bool {
 // value is the value of the row's first member named name, as gjson.Get
 // finds a top-level key, in the row's storage; nil when there is none.
 func (r *record) value(name string) []byte {
-	if m, ok := memberNamed(r.raw, r.members, name); ok {
-		return m.Value(r.raw)
+	if i := r.index(name); i >= 0 {
+		return r.members[i].Value(r.raw)
 	}
 	return nil
 }
 
-// memberNamed is the first of members named name, as gjson compares keys:
-// unescaped.
-func memberNamed(raw []byte, members []jsonl.Member, name string) (jsonl.Member, bool) {
-	for _, m := range members {
-		if keyIs(raw, m, name) {
-			return m, true
+// index is where the row's first member named name is among its members,
+// as gjson compares keys (unescaped); -1 when there is none.
+func (r *record) index(name string) int {
+	for i, m := range r.members {
+		if string(m.Name(r.raw)) == name {
+			return i
 		}
 	}
-	return jsonl.Member{}, false
+	return -1
 }
-
-func keyIs(raw []byte, m jsonl.Member, name string) bool { return string(m.Name(raw)) == name }
 
 // get is the value named name as gjson reads it; it holds none of the
 // row's storage.
@@ -95,7 +92,7 @@ func (r *record) agent() string {
 // named name that has it; it holds none of the row's storage.
 func (r *record) nested(name, inner string) gjson.Result {
 	for _, m := range r.members {
-		if keyIs(r.raw, m, name) {
+		if string(m.Name(r.raw)) == name {
 			if v := gjson.GetBytes(m.Value(r.raw), inner); v.Exists() {
 				return v
 			}
@@ -122,23 +119,14 @@ func eachRecord(path string, fn func(lr *lineReader, r *record) error) error {
 	defer f.Close()
 	lr := newLineReader(f, path)
 	var r record
-	for {
-		line, err := lr.Next()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
+	return lr.each(func(line []byte) error {
 		line = bytes.TrimRight(line, "\r\n")
 		if len(bytes.TrimSpace(line)) == 0 {
-			continue
+			return nil
 		}
 		if !r.parse(line) {
 			return lr.errorf("Malformed JSON in '%s' at line %d: %s", path, lr.Line, jsonError(line))
 		}
-		if err := fn(lr, &r); err != nil {
-			return err
-		}
-	}
+		return fn(lr, &r)
+	})
 }
