@@ -238,9 +238,9 @@ func TestResolveModelBaseURL(t *testing.T) {
 
 func TestRelayCookies(t *testing.T) {
 	current := []*http.Cookie{{Name: "res", Value: "c1"}}
-	set := []*http.Cookie{
-		{Name: "res", Value: "c1b", Path: "/", MaxAge: 1209600, HttpOnly: true, SameSite: http.SameSiteLaxMode},
-		{Name: "quoted", Value: "a b", Quoted: true, Domain: "example.com"},
+	set := server.SetCookies{
+		"res=c1b; Path=/; Max-Age=1209600; HttpOnly; SameSite=lax",
+		`quoted="a b"; Domain=example.com`,
 	}
 	got := RelayCookies(current, set)
 	want := []*http.Cookie{{Name: "res", Value: "c1b"}, {Name: "quoted", Value: "a b", Quoted: true}}
@@ -256,8 +256,11 @@ func TestRelayCookies(t *testing.T) {
 	if kept := RelayCookies(current, nil); len(kept) != 1 || kept[0].Value != "c1" {
 		t.Errorf("no Set-Cookie: %v, want the current set", kept)
 	}
+	if kept := RelayCookies(current, server.SetCookies{"no equals sign"}); len(kept) != 1 || kept[0].Value != "c1" {
+		t.Errorf("no readable Set-Cookie: %v, want the current set", kept)
+	}
 	// The response replaces the set; cookies it did not name are dropped.
-	if repl := RelayCookies([]*http.Cookie{{Name: "a", Value: "1"}, {Name: "b", Value: "2"}}, []*http.Cookie{{Name: "b", Value: "3"}}); len(repl) != 1 || repl[0].Name != "b" || repl[0].Value != "3" {
+	if repl := RelayCookies([]*http.Cookie{{Name: "a", Value: "1"}, {Name: "b", Value: "2"}}, server.SetCookies{"b=3"}); len(repl) != 1 || repl[0].Name != "b" || repl[0].Value != "3" {
 		t.Errorf("replace: %v", repl)
 	}
 

@@ -3,11 +3,13 @@ package agent
 import (
 	"net/http"
 	"strings"
+
+	"github.com/nemo-gym-go/gym/internal/server"
 )
 
 // RelayCookies is the cookie set to send on the next hop, given the set
-// sent so far and the cookies the latest response set (spec §5.4): the
-// response's cookies replace the set, name=value only, with nothing merged
+// sent so far and the Set-Cookie lines of the latest response (spec §5.4):
+// the response's cookies replace the set, name=value only, with nothing merged
 // and no domain or path rules. Gym servers re-send their session cookie on
 // every response, so the latest response always names the live session.
 //
@@ -17,15 +19,11 @@ import (
 // server.Client does not surface the headers of one) or after a server that
 // does not re-send its cookie; NeMo Gym itself has since moved to keeping
 // the session in both cases.
-func RelayCookies(current, set []*http.Cookie) []*http.Cookie {
-	if len(set) == 0 {
-		return current
+func RelayCookies(current []*http.Cookie, set server.SetCookies) []*http.Cookie {
+	if cookies := set.Cookies(); len(cookies) > 0 {
+		return cookies
 	}
-	out := make([]*http.Cookie, len(set))
-	for i, c := range set {
-		out[i] = &http.Cookie{Name: c.Name, Value: c.Value, Quoted: c.Quoted}
-	}
-	return out
+	return current
 }
 
 // SetCookies adds a Set-Cookie header for each cookie, as Starlette's

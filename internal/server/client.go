@@ -11,7 +11,9 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/textproto"
 	"net/url"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -512,9 +514,57 @@ func truncate(s string, n int) string {
 // by a caller that relays them.
 type SetCookies []string
 
-// Cookies is what http.Response.Cookies reads from the lines.
+// Cookies is what http.Response.Cookies reads from the lines, each cookie
+// with only its name and value (and whether the value was quoted): what a
+// relay sends on. Of a line, only the name and value can make net/http
+// drop it, so the attributes are not read.
 func (s SetCookies) Cookies() []*http.Cookie {
-	return (&http.Response{Header: http.Header{"Set-Cookie": s}}).Cookies()
+	if len(s) > maxSetCookies || strings.Contains(os.Getenv("GODEBUG"), "httpcookiemaxnum") {
+		all := (&http.Response{Header: http.Header{"Set-Cookie": s}}).Cookies()
+		for i, c := range all {
+			all[i] = &http.Cookie{Name: c.Name, Value: c.Value, Quoted: c.Quoted}
+		}
+		return all
+	}
+	cookies := make([]*http.Cookie, 0, len(s))
+	for _, line := range s {
+		if c, ok := parseSetCookie(line); ok {
+			cookies = append(cookies, c)
+		}
+	}
+	return cookies
+}
+
+// maxSetCookies is the most Set-Cookie lines Cookies reads itself; net/http
+// reads more, up to its limit (3,000 unless GODEBUG's httpcookiemaxnum says
+// otherwise), past which it reads none.
+const maxSetCookies = 64
+
+// parseSetCookie is the name and value http.ParseSetCookie reads from a
+// Set-Cookie line; ok is false where it returns an error.
+func parseSetCookie(line string) (*http.Cookie, bool) {
+	line = textproto.TrimString(line)
+	pair, _, _ := strings.Cut(line, ";")
+	name, value, ok := strings.Cut(textproto.TrimString(pair), "=")
+	name = textproto.TrimString(name)
+	if !ok || name == "" {
+		return nil, false
+	}
+	for i := 0; i < len(name); i++ {
+		if !tokenByte[name[i]] {
+			return nil, false
+		}
+	}
+	quoted := len(value) > 1 && value[0] == '"' && value[len(value)-1] == '"'
+	if quoted {
+		value = value[1 : len(value)-1]
+	}
+	for i := 0; i < len(value); i++ {
+		if c := value[i]; c < 0x20 || c >= 0x7f || c == '"' || c == ';' || c == '\\' {
+			return nil, false
+		}
+	}
+	return &http.Cookie{Name: name, Value: value, Quoted: quoted}, true
 }
 
 // PostJSON posts a JSON body with the given cookies and returns the

@@ -125,7 +125,7 @@ func (e *episode) run(ctx context.Context) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("calling the model (step %d): %w", step, err)
 		}
-		e.modelCookies = agent.RelayCookies(e.modelCookies, set.Cookies())
+		e.modelCookies = agent.RelayCookies(e.modelCookies, set)
 		t, err := parseTurn(resp)
 		if err != nil {
 			return nil, fmt.Errorf("received an invalid response from the model server (%v): %s", err, short(resp))
@@ -239,7 +239,7 @@ func (e *episode) callTool(ctx context.Context, c toolCall) (toolResult, error) 
 	case err != nil:
 		return toolResult{}, fmt.Errorf("calling tool %q: %w", c.name, err)
 	}
-	e.resourcesCookies = agent.RelayCookies(e.resourcesCookies, set.Cookies())
+	e.resourcesCookies = agent.RelayCookies(e.resourcesCookies, set)
 	return toolResult{output: string(body), status: "completed"}, nil
 }
 

@@ -45,7 +45,7 @@ func (a *simpleAgent) run(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return fmt.Errorf("seeding the resources session: %w", err)
 	}
-	cookies = agent.RelayCookies(cookies, set.Cookies())
+	cookies = agent.RelayCookies(cookies, set)
 
 	// The episode hands its trajectory over here rather than in the
 	// response, which goes to the verifier without it.
@@ -186,9 +186,9 @@ func short(b []byte) string {
 
 // selfCall is NeMo Gym's /run → /v1/responses self-call, made in-process
 // through the agent's own middleware. Like the HTTP call it answers the
-// body and the cookies the response set, and a non-2xx answer is an
+// body and the Set-Cookie lines of the response, and a non-2xx answer is an
 // *server.UpstreamError.
-func (a *simpleAgent) selfCall(ctx context.Context, path string, body []byte, cookies []*http.Cookie) ([]byte, []*http.Cookie, error) {
+func (a *simpleAgent) selfCall(ctx context.Context, path string, body []byte, cookies []*http.Cookie) ([]byte, server.SetCookies, error) {
 	req, err := server.InProcessRequest(ctx, http.MethodPost, path, bytes.NewReader(body))
 	if err != nil {
 		return nil, nil, err
@@ -202,8 +202,7 @@ func (a *simpleAgent) selfCall(ctx context.Context, path string, body []byte, co
 	if rec.status < 200 || rec.status > 299 {
 		return nil, nil, &server.UpstreamError{Status: rec.status, Body: rec.body.Bytes(), URL: path}
 	}
-	set := (&http.Response{Header: rec.header}).Cookies()
-	return rec.body.Bytes(), set, nil
+	return rec.body.Bytes(), rec.header["Set-Cookie"], nil
 }
 
 // selfResponse is the in-process self-call's response writer.
