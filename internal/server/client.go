@@ -589,21 +589,21 @@ func (c *Client) PostJSON(ctx context.Context, url string, body []byte, cookies 
 		return nil, nil, err
 	}
 	defer resp.Body.Close()
-	data, err := readBody(resp)
+	data, err := readBody(resp.Body, resp.ContentLength)
 	if err != nil {
 		return nil, nil, fmt.Errorf("POST %s: reading the response: %w", req.URL.Redacted(), err)
 	}
 	return data, resp.Header["Set-Cookie"], nil
 }
 
-// readBody reads a response body whole, in one allocation when its length
-// is known.
-func readBody(resp *http.Response) ([]byte, error) {
-	if resp.ContentLength < 0 || resp.ContentLength > 64<<20 {
-		return io.ReadAll(resp.Body)
+// readBody reads a request's or response's body whole, in one allocation
+// when its length is known.
+func readBody(body io.Reader, length int64) ([]byte, error) {
+	if length < 0 || length > 64<<20 {
+		return io.ReadAll(body)
 	}
-	data := make([]byte, resp.ContentLength, resp.ContentLength+1)
-	if _, err := io.ReadFull(resp.Body, data); err != nil {
+	data := make([]byte, length, length+1)
+	if _, err := io.ReadFull(body, data); err != nil {
 		if err == io.EOF {
 			err = io.ErrUnexpectedEOF
 		}
@@ -612,7 +612,7 @@ func readBody(resp *http.Response) ([]byte, error) {
 	// Read to the end, so the connection is reused: the spare byte sees the
 	// end without another allocation, and a body longer than it said is
 	// read whole, as io.ReadAll would.
-	n, err := io.ReadFull(resp.Body, data[len(data):cap(data)])
+	n, err := io.ReadFull(body, data[len(data):cap(data)])
 	data = data[:len(data)+n]
 	if err == io.EOF {
 		return data, nil
@@ -620,7 +620,7 @@ func readBody(resp *http.Response) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	rest, err := io.ReadAll(resp.Body)
+	rest, err := io.ReadAll(body)
 	return append(data, rest...), err
 }
 

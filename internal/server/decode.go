@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"reflect"
 	"strings"
@@ -61,7 +60,7 @@ func (e *ValidationError) body() []byte {
 // shaped as FastAPI reports it: json_invalid with the character offset of
 // the fault, a missing body, or a type mismatch at the field's location.
 func DecodeJSON(r *http.Request, v any) error {
-	body, err := io.ReadAll(r.Body)
+	body, err := readBody(r.Body, r.ContentLength)
 	if err != nil {
 		return fmt.Errorf("reading the request body: %w", err)
 	}
