@@ -61,31 +61,88 @@ func Members(b []byte, dst []Member) (members []Member, object, valid bool) {
 	if i >= len(b) || b[i] != '{' {
 		return dst, false, Valid(b)
 	}
-	if i = skipSpace(b, i+1); i < len(b) && b[i] == '}' {
-		return dst, true, skipSpace(b, i+1) == len(b)
+	members, end := MembersAt(b, i, dst)
+	return members, true, end >= 0 && skipSpace(b, end) == len(b)
+}
+
+// MembersAt is Members of the object that opens at b[open], which more of
+// b may follow: its members appended to dst, and the index just past it;
+// end is -1 when it is not a valid object.
+func MembersAt(b []byte, open int, dst []Member) (members []Member, end int) {
+	if open >= len(b) || b[open] != '{' {
+		return dst, -1
+	}
+	i := skipSpace(b, open+1)
+	if i < len(b) && b[i] == '}' {
+		return dst, i + 1
 	}
 	for {
 		m := Member{KeyStart: i}
 		if m.KeyEnd, i = memberKey(b, i); i < 0 {
-			return dst, true, false
+			return dst, -1
 		}
 		m.ValueStart = skipSpace(b, i)
 		if m.ValueEnd = valueEnd(b, m.ValueStart, MaxDepth-1); m.ValueEnd < 0 {
-			return dst, true, false
+			return dst, -1
 		}
 		dst = append(dst, m)
 		if i = skipSpace(b, m.ValueEnd); i >= len(b) {
-			return dst, true, false
+			return dst, -1
 		}
 		switch b[i] {
 		case ',':
 			i = skipSpace(b, i+1)
 		case '}':
-			return dst, true, skipSpace(b, i+1) == len(b)
+			return dst, i + 1
 		default:
-			return dst, true, false
+			return dst, -1
 		}
 	}
+}
+
+// Span is where a value is in its line.
+type Span struct{ Start, End int }
+
+// Elements is where each element of the array that opens at b[open] is,
+// appended to dst, and the index just past the array; end is -1 when it
+// is not a valid array.
+func Elements(b []byte, open int, dst []Span) (elements []Span, end int) {
+	if open >= len(b) || b[open] != '[' {
+		return dst, -1
+	}
+	i := skipSpace(b, open+1)
+	if i < len(b) && b[i] == ']' {
+		return dst, i + 1
+	}
+	for {
+		e := Span{Start: skipSpace(b, i)}
+		if e.End = valueEnd(b, e.Start, MaxDepth-1); e.End < 0 {
+			return dst, -1
+		}
+		dst = append(dst, e)
+		if i = skipSpace(b, e.End); i >= len(b) {
+			return dst, -1
+		}
+		switch b[i] {
+		case ',':
+			i++
+		case ']':
+			return dst, i + 1
+		default:
+			return dst, -1
+		}
+	}
+}
+
+// Lookup is the index among an object's members of the first named name,
+// as gjson.Get finds a top-level key (keys compared as decoded), or -1.
+func Lookup(b []byte, members []Member, name string) int {
+	for i, m := range members {
+		if string(m.Name(b)) == name {
+			return i
+		}
+	}
+	return -1
 }
 
 // valueEnd is the index just past the JSON value that starts at or after

@@ -112,9 +112,64 @@ func FuzzMembers(f *testing.F) {
 			if name := string(m.Name(b)); utf8.Valid(m.Key(b)) && name != names[len(got)-1] {
 				t.Fatalf("Name(%q) = %q, gjson reads %q", b, name, names[len(got)-1])
 			}
+			name := names[len(got)-1]
+			if first := Lookup(b, members, name); utf8.Valid(m.Key(b)) && !isGJSONPath(name) && string(members[first].Value(b)) != doc.Get(name).Raw {
+				t.Fatalf("Lookup(%q, %q) finds %q, gjson.Get %q", b, name, members[first].Value(b), doc.Get(name).Raw)
+			}
 		}
 		if !slices.Equal(got, want) {
 			t.Fatalf("Members(%q) = %q, gjson %q", b, got, want)
+		}
+	})
+}
+
+// FuzzElements holds Elements to gjson's reading of an array's elements
+// and to json.Valid, and MembersAt of each element that is an object to
+// Members of that element alone.
+func FuzzElements(f *testing.F) {
+	for _, s := range []string{`[]`, ` [ ] `, `[1, "a" ,{"b":[2]},[],null]`, `[1,]`, `[,1]`, `[1 2]`, `[{"a":1},{"a"}]`, `[{}]x`, `["\"]",{"\u0061":{"b":1},"c":2}]`, "[\n{\"a\":\ttrue}\r\n]", `[[[`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		open := skipSpace(b, 0)
+		if open >= len(b) || b[open] != '[' {
+			if _, end := Elements(b, open, nil); end != -1 {
+				t.Fatalf("Elements(%q) of no array ended at %d", b, end)
+			}
+			return
+		}
+		elements, end := Elements(b, open, nil)
+		valid := end >= 0 && skipSpace(b, end) == len(b)
+		if want := json.Valid(b); valid != want {
+			t.Fatalf("Elements(%q) valid = %v, json.Valid %v", b, valid, want)
+		}
+		if !valid {
+			return
+		}
+		var want []string
+		gjson.ParseBytes(b).ForEach(func(_, v gjson.Result) bool {
+			want = append(want, v.Raw)
+			return true
+		})
+		var got []string
+		for _, e := range elements {
+			got = append(got, string(b[e.Start:e.End]))
+			if b[e.Start] != '{' {
+				continue
+			}
+			members, end := MembersAt(b, e.Start, nil)
+			alone, object, valid := Members(b[e.Start:e.End], nil)
+			if end != e.End || !object || !valid || len(members) != len(alone) {
+				t.Fatalf("MembersAt(%q, %d) = %v ending at %d, Members of the element alone %v", b, e.Start, members, end, alone)
+			}
+			for i, m := range members {
+				if string(m.Value(b)) != string(alone[i].Value(b[e.Start:e.End])) || string(m.Key(b)) != string(alone[i].Key(b[e.Start:e.End])) {
+					t.Fatalf("MembersAt(%q, %d) member %d differs from Members of the element alone", b, e.Start, i)
+				}
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("Elements(%q) = %q, gjson %q", b, got, want)
 		}
 	})
 }
@@ -160,4 +215,9 @@ func FuzzIndexEither(f *testing.F) {
 			t.Fatalf("IndexEither(%q, %q, %q) = %d, want %d", s, x, y, got, want)
 		}
 	})
+}
+
+// isGJSONPath is whether gjson would read name as more than a key.
+func isGJSONPath(name string) bool {
+	return name == "" || strings.ContainsAny(name, ".*?|#@\\!=<>%")
 }

@@ -43,14 +43,7 @@ func (r *record) value(name string) []byte {
 
 // index is where the row's first member named name is among its members,
 // as gjson compares keys (unescaped); -1 when there is none.
-func (r *record) index(name string) int {
-	for i, m := range r.members {
-		if string(m.Name(r.raw)) == name {
-			return i
-		}
-	}
-	return -1
-}
+func (r *record) index(name string) int { return jsonl.Lookup(r.raw, r.members, name) }
 
 // get is the value named name as gjson reads it; it holds none of the
 // row's storage.
