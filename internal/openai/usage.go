@@ -1,6 +1,8 @@
 package openai
 
 import (
+	"strings"
+
 	"github.com/nemo-gym-go/gym/internal/jsonl"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
@@ -60,21 +62,48 @@ func ParseResponsesUsage(usageJSON []byte) Usage { return parseUsage(usageJSON, 
 func ParseChatUsage(usageJSON []byte) Usage { return parseUsage(usageJSON, chatUsageFields) }
 
 func parseUsage(usageJSON []byte, f usageFields) Usage {
-	if !jsonl.Valid(usageJSON) {
+	var scratch [12]jsonl.Member
+	members, object, valid := jsonl.Members(usageJSON, scratch[:0])
+	if !valid || !object {
 		return Usage{}
 	}
-	u := gjson.ParseBytes(usageJSON)
-	if !u.IsObject() {
-		return Usage{}
-	}
+	u := usageObject{usageJSON, members}
 	return Usage{
-		Input:      countOf(u.Get(f.input)),
-		Output:     countOf(u.Get(f.output)),
-		Total:      countOf(u.Get("total_tokens")),
-		Cached:     countOf(u.Get(f.cached)),
-		CacheWrite: countOf(u.Get(f.cacheWrite)),
-		Reasoning:  countOf(u.Get(f.reasoning)),
+		Input:      u.count(f.input),
+		Output:     u.count(f.output),
+		Total:      u.count("total_tokens"),
+		Cached:     u.count(f.cached),
+		CacheWrite: u.count(f.cacheWrite),
+		Reasoning:  u.count(f.reasoning),
 	}
+}
+
+// usageObject is a usage object read with its members, for counts looked up
+// among them instead of by walking the object once per count.
+type usageObject struct {
+	raw     []byte
+	members []jsonl.Member
+}
+
+// count is the count at path (a key, or details.key) as gjson.Get reads
+// it: a details.key path reads key in the first member named details that
+// has it.
+func (u usageObject) count(path string) Count {
+	outer, inner, nested := strings.Cut(path, ".")
+	for _, m := range u.members {
+		if string(m.Name(u.raw)) != outer {
+			continue
+		}
+		if !nested {
+			return countOf(gjson.ParseBytes(m.Value(u.raw)))
+		}
+		var scratch [8]jsonl.Member
+		details, end := jsonl.MembersAt(u.raw, m.ValueStart, scratch[:0])
+		if i := jsonl.Lookup(u.raw, details, inner); end >= 0 && i >= 0 {
+			return countOf(gjson.ParseBytes(details[i].Value(u.raw)))
+		}
+	}
+	return Count{}
 }
 
 // Reported reports whether any count is known.

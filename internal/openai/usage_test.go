@@ -3,6 +3,10 @@ package openai
 import (
 	"strings"
 	"testing"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/nemo-gym-go/gym/internal/jsonl"
 )
 
 func TestUsageAggregation(t *testing.T) {
@@ -112,4 +116,43 @@ func TestNormalizeUsage(t *testing.T) {
 			t.Errorf("normalizeUsage(%s) = %s, want %s", tc.in, got, tc.want)
 		}
 	}
+}
+
+// gjsonUsage is how parseUsage read a usage object before it looked its
+// counts up among the object's members: a gjson path walk per count.
+func gjsonUsage(usageJSON []byte, f usageFields) Usage {
+	if !jsonl.Valid(usageJSON) {
+		return Usage{}
+	}
+	u := gjson.ParseBytes(usageJSON)
+	if !u.IsObject() {
+		return Usage{}
+	}
+	return Usage{
+		Input:      countOf(u.Get(f.input)),
+		Output:     countOf(u.Get(f.output)),
+		Total:      countOf(u.Get("total_tokens")),
+		Cached:     countOf(u.Get(f.cached)),
+		CacheWrite: countOf(u.Get(f.cacheWrite)),
+		Reasoning:  countOf(u.Get(f.reasoning)),
+	}
+}
+
+// FuzzParseUsage holds parseUsage to gjsonUsage for both APIs' fields.
+func FuzzParseUsage(f *testing.F) {
+	for _, s := range []string{
+		`{"input_tokens":3,"output_tokens":4,"total_tokens":7,"input_tokens_details":{"cached_tokens":1,"cache_write_tokens":2},"output_tokens_details":{"reasoning_tokens":0}}`,
+		`{"prompt_tokens":3,"completion_tokens":4.0,"prompt_tokens_details":{"cached_tokens":null},"completion_tokens_details":{"reasoning_tokens":"1"}}`,
+		`{"input_tokens_details":{},"input_tokens_details":{"cached_tokens":5}}`, `{"input_tokens_details":1,"input_tokens_details":{"cached_tokens":5}}`,
+		`{"input_tokens_details":[{"cached_tokens":5}]}`, `{"input_tokens":1,"input_tokens":2}`, `{"\u0069nput_tokens":1e3}`, `null`, `[]`, `{`, `{"input_tokens":1}x`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for _, fields := range []usageFields{responsesUsageFields, chatUsageFields} {
+			if got, want := parseUsage(b, fields), gjsonUsage(b, fields); got != want {
+				t.Fatalf("parseUsage(%q, %s) = %+v, gjson's paths %+v", b, fields.input, got, want)
+			}
+		}
+	})
 }
