@@ -1,6 +1,7 @@
 package simpleagent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -38,30 +39,17 @@ func (a *simpleAgent) responses(w http.ResponseWriter, r *http.Request) error {
 	if err := server.DecodeJSON(r, &body); err != nil {
 		return err
 	}
-	v := gjson.ParseBytes(body)
-	if err := checkParams(v, []any{"body"}); err != nil {
-		return err
-	}
 	e := &episode{
 		a:                a,
-		params:           v.Raw,
 		modelURL:         a.modelURL + agent.URLPathForRequest("/v1/responses", r),
 		resourcesCookies: r.Cookies(),
+	}
+	if err := e.readRequest(body); err != nil {
+		return err
 	}
 	if id := server.RolloutID(r); id != "" && a.Correlation.Observability {
 		e.traj = newTrajectory(id, a.modelServer)
 	}
-	if in := v.Get("input"); in.Type == gjson.String {
-		// A bare string is one user message (NeMoGymEasyInputMessage, type
-		// left implied as NeMo Gym sends it).
-		e.items = []string{`{"role":"user","content":` + in.Raw + `}`}
-	} else {
-		in.ForEach(func(_, item gjson.Result) bool {
-			e.items = append(e.items, item.Raw)
-			return true
-		})
-	}
-	e.inputLen = len(e.items)
 	final, err := e.run(r.Context())
 	if err != nil {
 		return err
@@ -71,33 +59,92 @@ func (a *simpleAgent) responses(w http.ResponseWriter, r *http.Request) error {
 	return agent.WriteJSON(w, final)
 }
 
+// readRequest takes the episode's parameters and input items from a
+// /v1/responses body.
+func (e *episode) readRequest(body []byte) error {
+	var scratch [24]jsonl.Member
+	p := readParams(body, skipSpace(body), scratch[:0])
+	if err := checkParams(p, []any{"body"}); err != nil {
+		return err
+	}
+	input := p.members[jsonl.Lookup(body, p.members, "input")]
+	e.paramsHead, e.paramsTail = body[p.start:input.ValueStart], body[input.ValueEnd:]
+	if in := input.Value(body); in[0] == '"' {
+		// A bare string is one user message (NeMoGymEasyInputMessage, type
+		// left implied as NeMo Gym sends it).
+		e.items = []string{`{"role":"user","content":` + string(in) + `}`}
+	} else {
+		items, _ := jsonl.Elements(body, input.ValueStart, nil)
+		e.items = make([]string, len(items))
+		doc := string(body) // one copy for all the items
+		for i, it := range items {
+			e.items[i] = doc[it.Start:it.End]
+		}
+	}
+	e.inputLen = len(e.items)
+	return nil
+}
+
+// params is a request's parameters (the /v1/responses body, or a /run
+// row's responses_create_params) read with its own members, whose offsets
+// are in doc.
+type params struct {
+	doc        []byte
+	start, end int // the value, in doc
+	members    []jsonl.Member
+	object     bool
+}
+
+// readParams reads the valid JSON value that starts at doc[start].
+func readParams(doc []byte, start int, scratch []jsonl.Member) params {
+	p := params{doc: doc, start: start, end: len(doc)}
+	if start < len(doc) && doc[start] == '{' {
+		p.members, p.end = jsonl.MembersAt(doc, start, scratch)
+		p.object = true
+	}
+	return p
+}
+
+func (p params) raw() []byte { return p.doc[p.start:p.end] }
+
 // checkParams holds a request to what NeMoGymResponseCreateParamsNonStreaming
 // requires of the fields the loop relies on; the rest goes to the model
 // server untouched.
-func checkParams(v gjson.Result, loc []any) error {
+func checkParams(p params, loc []any) error {
 	at := func(key string) []any { return append(append([]any{}, loc...), key) }
-	if !v.IsObject() {
-		return invalid("model_attributes_type", loc, "Input should be a valid dictionary or object to extract fields from", json.RawMessage(v.Raw))
+	if !p.object {
+		return invalid("model_attributes_type", loc, "Input should be a valid dictionary or object to extract fields from", json.RawMessage(p.raw()))
 	}
-	switch in := v.Get("input"); {
-	case !in.Exists():
-		return invalid("missing", at("input"), "Field required", json.RawMessage(v.Raw))
-	case in.Type != gjson.String && !in.IsArray():
-		return invalid("list_type", at("input"), "Input should be a valid string or list", json.RawMessage(in.Raw))
+	i := jsonl.Lookup(p.doc, p.members, "input")
+	if i < 0 {
+		return invalid("missing", at("input"), "Field required", json.RawMessage(p.raw()))
+	}
+	if in := p.members[i].Value(p.doc); in[0] != '"' && in[0] != '[' {
+		return invalid("list_type", at("input"), "Input should be a valid string or list", json.RawMessage(in))
 	}
 	// The loop reads whole responses; it cannot relay a stream.
-	if s := v.Get("stream"); s.Exists() && s.Type != gjson.False && s.Type != gjson.Null {
-		return invalid("literal_error", at("stream"), "Input should be False", json.RawMessage(s.Raw))
+	if i := jsonl.Lookup(p.doc, p.members, "stream"); i >= 0 {
+		if s := p.members[i].Value(p.doc); string(s) != "false" && string(s) != "null" {
+			return invalid("literal_error", at("stream"), "Input should be False", json.RawMessage(s))
+		}
 	}
 	return nil
+}
+
+// skipSpace is the index of the first byte of b that is not JSON white
+// space.
+func skipSpace(b []byte) int {
+	return len(b) - len(bytes.TrimLeft(b, " \t\r\n"))
 }
 
 // episode is one run of the tool loop. Items stay raw JSON, so what the
 // model said is replayed to it byte for byte.
 type episode struct {
-	a        *simpleAgent
-	params   string
-	modelURL string
+	a *simpleAgent
+	// The request's parameters either side of its input, which each
+	// model request replaces with the items so far.
+	paramsHead, paramsTail []byte
+	modelURL               string
 	// items is the input, then every item the episode added.
 	items    []string
 	inputLen int
@@ -116,12 +163,8 @@ func (e *episode) run(ctx context.Context) ([]byte, error) {
 	var last string
 	var ended *termination
 	for step := 1; ; step++ {
-		req, err := sjson.SetRaw(e.params, "input", jsonArray(e.items))
-		if err != nil {
-			return nil, fmt.Errorf("building model request %d: %w", step, err)
-		}
 		started := time.Now()
-		resp, set, err := client.PostJSON(ctx, e.modelURL, []byte(req), e.modelCookies)
+		resp, set, err := client.PostJSON(ctx, e.modelURL, e.request(), e.modelCookies)
 		if err != nil {
 			return nil, fmt.Errorf("calling the model (step %d): %w", step, err)
 		}
@@ -173,7 +216,7 @@ func (e *episode) run(ctx context.Context) ([]byte, error) {
 	if e.usage.Reported() {
 		usage = string(e.usage.ResponsesJSON())
 	}
-	final, err := sjson.SetRaw(last, "output", jsonArray(e.items[e.inputLen:]))
+	final, err := sjson.SetRaw(last, "output", string(appendJSONArray(nil, e.items[e.inputLen:])))
 	if err == nil {
 		final, err = sjson.SetRaw(final, "usage", usage)
 	}
@@ -190,6 +233,19 @@ func (e *episode) run(ctx context.Context) ([]byte, error) {
 		return nil, fmt.Errorf("building the episode's response: %w", err)
 	}
 	return []byte(final), nil
+}
+
+// request is the next model request: the parameters with the items so far
+// as their input.
+func (e *episode) request() []byte {
+	n := len(e.paramsHead) + len(e.paramsTail) + 1 + len(e.items)
+	for _, it := range e.items {
+		n += len(it)
+	}
+	req := make([]byte, 0, n)
+	req = append(req, e.paramsHead...)
+	req = appendJSONArray(req, e.items)
+	return append(req, e.paramsTail...)
 }
 
 func (e *episode) setIncomplete() {
@@ -263,76 +319,91 @@ type toolCall struct {
 // matters to the loop: an object whose output is a list of typed items,
 // function calls with a name, call_id and arguments.
 func parseTurn(body []byte) (turn, error) {
-	if !jsonl.Valid(body) {
+	var scratch [16]jsonl.Member
+	members, object, valid := jsonl.Members(body, scratch[:0])
+	switch {
+	case !valid:
 		return turn{}, errors.New("not JSON")
-	}
-	v := gjson.ParseBytes(body)
-	if !v.IsObject() {
+	case !object:
 		return turn{}, errors.New("not a JSON object")
 	}
-	output := v.Get("output")
-	if !output.IsArray() {
+	output := jsonl.Lookup(body, members, "output")
+	if output < 0 || body[members[output].ValueStart] != '[' {
 		return turn{}, errors.New("output is not a list")
 	}
-	t := turn{raw: v.Raw}
-	var bad error
-	i := 0
-	output.ForEach(func(_, item gjson.Result) bool {
-		typ := item.Get("type")
-		if !item.IsObject() || typ.Type != gjson.String {
-			bad = fmt.Errorf("output[%d] has no type", i)
-			return false
+	// The turn's strings are cut from one copy of the response.
+	open := skipSpace(body)
+	t := turn{raw: string(body[open:])}
+	cut := func(start, end int) string { return t.raw[start-open : end-open] }
+	var elements [8]jsonl.Span
+	var itemScratch [16]jsonl.Member
+	items, _ := jsonl.Elements(body, members[output].ValueStart, elements[:0])
+	for i, e := range items {
+		var item []jsonl.Member
+		if body[e.Start] == '{' {
+			item, _ = jsonl.MembersAt(body, e.Start, itemScratch[:0])
 		}
-		raw := item.Raw
-		switch typ.Str {
-		case "function_call":
-			name, callID, args := item.Get("name"), item.Get("call_id"), item.Get("arguments")
-			if name.Type != gjson.String || callID.Type != gjson.String || args.Type != gjson.String {
-				bad = fmt.Errorf("output[%d] is a function_call without a string name, call_id and arguments", i)
-				return false
+		text := func(name string) (string, bool) {
+			j := jsonl.Lookup(body, item, name)
+			if j < 0 || body[item[j].ValueStart] != '"' {
+				return "", false
 			}
-			t.calls = append(t.calls, toolCall{name: name.Str, callID: callID.Raw, arguments: args.Str})
+			return jsonText(cut(item[j].ValueStart, item[j].ValueEnd)), true
+		}
+		typ, ok := text("type")
+		if !ok {
+			return turn{}, fmt.Errorf("output[%d] has no type", i)
+		}
+		raw := cut(e.Start, e.End)
+		switch typ {
+		case "function_call":
+			name, nameOK := text("name")
+			args, argsOK := text("arguments")
+			callID := jsonl.Lookup(body, item, "call_id")
+			if !nameOK || !argsOK || callID < 0 || body[item[callID].ValueStart] != '"' {
+				return turn{}, fmt.Errorf("output[%d] is a function_call without a string name, call_id and arguments", i)
+			}
+			t.calls = append(t.calls, toolCall{name: name, callID: cut(item[callID].ValueStart, item[callID].ValueEnd), arguments: args})
 		case "message":
-			t.answered = t.answered || item.Get("role").Str == "assistant"
+			role, _ := text("role")
+			t.answered = t.answered || role == "assistant"
 		case "reasoning":
 			// NeMo Gym's reasoning item has no status: OpenAI answers with
 			// status null and then rejects the item replayed with one.
-			if item.Get("status").Exists() {
+			if jsonl.Lookup(body, item, "status") >= 0 {
 				raw, _ = sjson.Delete(raw, "status") // a fixed, valid path
 			}
 		}
 		t.items = append(t.items, raw)
-		i++
-		return true
-	})
-	if bad != nil {
-		return turn{}, bad
 	}
-	if d := v.Get("incomplete_details"); d.Exists() && d.Type != gjson.Null {
+	if d := jsonl.Lookup(body, members, "incomplete_details"); d >= 0 && string(members[d].Value(body)) != "null" {
 		t.incomplete = true
 	}
-	if u := v.Get("usage"); u.Exists() {
-		t.usage = openai.ParseResponsesUsage([]byte(u.Raw))
+	if u := jsonl.Lookup(body, members, "usage"); u >= 0 {
+		t.usage = openai.ParseResponsesUsage(members[u].Value(body))
 	}
 	return t, nil
 }
 
-func jsonArray(items []string) string {
-	n := 2 + len(items)
-	for _, it := range items {
-		n += len(it)
+// jsonText is a JSON string's text, as gjson reads it: its escapes, if
+// any, decoded.
+func jsonText(quoted string) string {
+	if strings.IndexByte(quoted, '\\') < 0 {
+		return quoted[1 : len(quoted)-1]
 	}
-	var b strings.Builder
-	b.Grow(n)
-	b.WriteByte('[')
+	return gjson.Parse(quoted).Str
+}
+
+// appendJSONArray appends the array of the raw JSON items to dst.
+func appendJSONArray(dst []byte, items []string) []byte {
+	dst = append(dst, '[')
 	for i, it := range items {
 		if i > 0 {
-			b.WriteByte(',')
+			dst = append(dst, ',')
 		}
-		b.WriteString(it)
+		dst = append(dst, it...)
 	}
-	b.WriteByte(']')
-	return b.String()
+	return append(dst, ']')
 }
 
 // jsonString quotes s as NeMo Gym's orjson does: no HTML escaping.

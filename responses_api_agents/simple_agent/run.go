@@ -12,6 +12,7 @@ import (
 
 	"github.com/nemo-gym-go/gym/internal/agent"
 	"github.com/nemo-gym-go/gym/internal/config/tree"
+	"github.com/nemo-gym-go/gym/internal/jsonl"
 	"github.com/nemo-gym-go/gym/internal/server"
 )
 
@@ -109,18 +110,22 @@ func setMember(obj []byte, key, raw string) ([]byte, error) {
 // runParams checks a row as SimpleAgentRunRequest does and returns its
 // responses_create_params.
 func runParams(row []byte) ([]byte, error) {
-	v := gjson.ParseBytes(row)
-	if !v.IsObject() {
+	var rowScratch, paramsScratch [16]jsonl.Member
+	r := readParams(row, skipSpace(row), rowScratch[:0])
+	if !r.object {
 		return nil, invalid("model_attributes_type", []any{"body"}, "Input should be a valid dictionary or object to extract fields from", json.RawMessage(row))
 	}
-	params := v.Get("responses_create_params")
-	if !params.Exists() {
+	i := jsonl.Lookup(row, r.members, "responses_create_params")
+	if i < 0 {
 		return nil, invalid("missing", []any{"body", "responses_create_params"}, "Field required", json.RawMessage(row))
 	}
-	if err := checkParams(params, []any{"body", "responses_create_params"}); err != nil {
+	m := r.members[i]
+	p := readParams(row, m.ValueStart, paramsScratch[:0])
+	p.end = m.ValueEnd
+	if err := checkParams(p, []any{"body", "responses_create_params"}); err != nil {
 		return nil, err
 	}
-	return []byte(params.Raw), nil
+	return p.raw(), nil
 }
 
 // skippedResult is the row with the episode's response, the configured
