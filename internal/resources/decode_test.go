@@ -61,7 +61,7 @@ func BenchmarkDecodeObject(b *testing.B) {
 			break
 		}
 	}
-	b.Run("gjson", func(b *testing.B) {
+	b.Run("decodeObject", func(b *testing.B) {
 		b.SetBytes(int64(len(body)))
 		b.ReportAllocs()
 		for range b.N {

@@ -67,33 +67,23 @@ func ValidateFields(body json.RawMessage, specs []FieldSpec) (map[string]json.Ra
 
 // decodeObject is the body's top-level members, raw, as json.Unmarshal
 // into a map gives them (keys unescaped, the last of a repeated key),
-// read with one validating scan and one walk instead of encoding/json's
-// reflection over the whole body.
+// found in the one read that validates the body instead of by
+// encoding/json's reflection over the whole body.
 func decodeObject(body json.RawMessage) (map[string]json.RawMessage, error) {
-	if !jsonl.Valid(body) {
+	var scratch [16]jsonl.Member
+	members, object, valid := jsonl.Members(body, scratch[:0])
+	if !valid || !object {
 		return nil, notAnObject(body)
 	}
-	return decodeValidObject(body)
-}
-
-// decodeValidObject is decodeObject of a body server.DecodeJSON has read,
-// which is valid JSON already (gjson's validation and encoding/json's
-// agree).
-func decodeValidObject(body json.RawMessage) (map[string]json.RawMessage, error) {
-	parsed := gjson.ParseBytes(body)
-	if !parsed.IsObject() {
-		return nil, notAnObject(body)
-	}
-	obj := make(map[string]json.RawMessage, 8)
-	parsed.ForEach(func(key, value gjson.Result) bool {
-		name := key.Str
+	obj := make(map[string]json.RawMessage, max(len(members), 8))
+	for _, m := range members {
+		name := string(m.Name(body))
 		if !utf8.ValidString(name) {
 			// encoding/json's spelling of a key that is not UTF-8.
-			json.Unmarshal([]byte(key.Raw), &name)
+			json.Unmarshal(body[m.KeyStart:m.KeyEnd], &name)
 		}
-		obj[name] = json.RawMessage(value.Raw)
-		return true
-	})
+		obj[name] = json.RawMessage(m.Value(body))
+	}
 	return obj, nil
 }
 

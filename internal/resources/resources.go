@@ -243,7 +243,7 @@ func (b *base) verify(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (b *base) decodeVerify(body json.RawMessage) (*VerifyRequest, error) {
-	obj, err := decodeValidObject(body)
+	obj, err := decodeObject(body)
 	if err != nil {
 		return nil, err
 	}
