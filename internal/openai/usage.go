@@ -67,43 +67,40 @@ func parseUsage(usageJSON []byte, f usageFields) Usage {
 	if !valid || !object {
 		return Usage{}
 	}
-	u := usageObject{usageJSON, members}
-	return Usage{
-		Input:      u.count(f.input),
-		Output:     u.count(f.output),
-		Total:      u.count("total_tokens"),
-		Cached:     u.count(f.cached),
-		CacheWrite: u.count(f.cacheWrite),
-		Reasoning:  u.count(f.reasoning),
-	}
-}
-
-// usageObject is a usage object read with its members, for counts looked up
-// among them instead of by walking the object once per count.
-type usageObject struct {
-	raw     []byte
-	members []jsonl.Member
-}
-
-// count is the count at path (a key, or details.key) as gjson.Get reads
-// it: a details.key path reads key in the first member named details that
-// has it.
-func (u usageObject) count(path string) Count {
-	outer, inner, nested := strings.Cut(path, ".")
-	for _, m := range u.members {
-		if string(m.Name(u.raw)) != outer {
-			continue
-		}
-		if !nested {
-			return countOf(gjson.ParseBytes(m.Value(u.raw)))
-		}
-		var scratch [8]jsonl.Member
-		details, end := jsonl.MembersAt(u.raw, m.ValueStart, scratch[:0])
-		if i := jsonl.Lookup(u.raw, details, inner); end >= 0 && i >= 0 {
-			return countOf(gjson.ParseBytes(details[i].Value(u.raw)))
+	// Each count is at a key or at details.key, read as gjson.Get reads
+	// the path: details.key is key in the first member named details that
+	// has it. All six are looked for in one pass over the members.
+	paths := [...]string{f.input, f.output, "total_tokens", f.cached, f.cacheWrite, f.reasoning}
+	var counts [len(paths)]Count
+	var found [len(paths)]bool
+	var detailsScratch [8]jsonl.Member
+	for _, m := range members {
+		name := m.Name(usageJSON)
+		var details []jsonl.Member
+		detailsRead := false
+		for i, path := range paths {
+			outer, inner, nested := strings.Cut(path, ".")
+			if found[i] || string(name) != outer {
+				continue
+			}
+			if !nested {
+				counts[i], found[i] = countOf(gjson.ParseBytes(m.Value(usageJSON))), true
+				continue
+			}
+			if !detailsRead {
+				var end int
+				details, end = jsonl.MembersAt(usageJSON, m.ValueStart, detailsScratch[:0])
+				if end < 0 {
+					details = nil
+				}
+				detailsRead = true
+			}
+			if j := jsonl.Lookup(usageJSON, details, inner); j >= 0 {
+				counts[i], found[i] = countOf(gjson.ParseBytes(details[j].Value(usageJSON))), true
+			}
 		}
 	}
-	return Count{}
+	return Usage{Input: counts[0], Output: counts[1], Total: counts[2], Cached: counts[3], CacheWrite: counts[4], Reasoning: counts[5]}
 }
 
 // Reported reports whether any count is known.

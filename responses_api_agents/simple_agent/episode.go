@@ -160,7 +160,7 @@ type episode struct {
 // output set to the episode's new items and usage to their sum.
 func (e *episode) run(ctx context.Context) ([]byte, error) {
 	client := e.a.Runtime.Client
-	var last string
+	var last turn
 	var ended *termination
 	for step := 1; ; step++ {
 		started := time.Now()
@@ -173,7 +173,7 @@ func (e *episode) run(ctx context.Context) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("received an invalid response from the model server (%v): %s", err, short(resp))
 		}
-		last = t.raw
+		last = t
 		asked := len(e.items)
 		e.items = append(e.items, t.items...)
 		if e.traj != nil {
@@ -216,10 +216,7 @@ func (e *episode) run(ctx context.Context) ([]byte, error) {
 	if e.usage.Reported() {
 		usage = string(e.usage.ResponsesJSON())
 	}
-	final, err := sjson.SetRaw(last, "output", string(appendJSONArray(nil, e.items[e.inputLen:])))
-	if err == nil {
-		final, err = sjson.SetRaw(final, "usage", usage)
-	}
+	final, err := last.response(appendJSONArray(nil, e.items[e.inputLen:]), usage)
 	if err == nil && ended != nil {
 		final, err = ended.mark(final)
 	}
@@ -301,12 +298,14 @@ func (e *episode) callTool(ctx context.Context, c toolCall) (toolResult, error) 
 
 // turn is what the loop needs from one model response.
 type turn struct {
-	raw        string
-	items      []string
-	calls      []toolCall
-	answered   bool // an assistant message among the items
-	incomplete bool
-	usage      openai.Usage
+	raw string
+	// Where the output and the usage (End 0 when it has none) are in raw.
+	output, usageAt jsonl.Span
+	items           []string
+	calls           []toolCall
+	answered        bool // an assistant message among the items
+	incomplete      bool
+	usage           openai.Usage
 }
 
 type toolCall struct {
@@ -327,13 +326,25 @@ func parseTurn(body []byte) (turn, error) {
 	case !object:
 		return turn{}, errors.New("not a JSON object")
 	}
-	output := jsonl.Lookup(body, members, "output")
+	// The first of each member the loop reads, in one pass.
+	output, incomplete, usage := -1, -1, -1
+	for i, m := range members {
+		switch string(m.Name(body)) {
+		case "output":
+			output = firstIndex(output, i)
+		case "incomplete_details":
+			incomplete = firstIndex(incomplete, i)
+		case "usage":
+			usage = firstIndex(usage, i)
+		}
+	}
 	if output < 0 || body[members[output].ValueStart] != '[' {
 		return turn{}, errors.New("output is not a list")
 	}
 	// The turn's strings are cut from one copy of the response.
 	open := skipSpace(body)
 	t := turn{raw: string(body[open:])}
+	t.output = jsonl.Span{Start: members[output].ValueStart - open, End: members[output].ValueEnd - open}
 	cut := func(start, end int) string { return t.raw[start-open : end-open] }
 	var elements [8]jsonl.Span
 	var itemScratch [16]jsonl.Member
@@ -376,13 +387,46 @@ func parseTurn(body []byte) (turn, error) {
 		}
 		t.items = append(t.items, raw)
 	}
-	if d := jsonl.Lookup(body, members, "incomplete_details"); d >= 0 && string(members[d].Value(body)) != "null" {
+	if incomplete >= 0 && string(members[incomplete].Value(body)) != "null" {
 		t.incomplete = true
 	}
-	if u := jsonl.Lookup(body, members, "usage"); u >= 0 {
-		t.usage = openai.ParseResponsesUsage(members[u].Value(body))
+	if usage >= 0 {
+		m := members[usage]
+		t.usage = openai.ParseResponsesUsage(m.Value(body))
+		t.usageAt = jsonl.Span{Start: m.ValueStart - open, End: m.ValueEnd - open}
 	}
 	return t, nil
+}
+
+// firstIndex is found, or i when nothing was found before it.
+func firstIndex(found, i int) int {
+	if found < 0 {
+		return i
+	}
+	return found
+}
+
+// response is the turn's response with its output and usage replaced, as
+// sjson.SetRaw sets the one and then the other.
+func (t turn) response(output []byte, usage string) (string, error) {
+	if t.usageAt.End == 0 {
+		out := t.raw[:t.output.Start] + string(output) + t.raw[t.output.End:]
+		return sjson.SetRaw(out, "usage", usage)
+	}
+	first, second := t.output, t.usageAt
+	firstValue, secondValue := string(output), usage
+	if second.Start < first.Start {
+		first, second = second, first
+		firstValue, secondValue = secondValue, firstValue
+	}
+	var b strings.Builder
+	b.Grow(len(t.raw) + len(output) + len(usage))
+	b.WriteString(t.raw[:first.Start])
+	b.WriteString(firstValue)
+	b.WriteString(t.raw[first.End:second.Start])
+	b.WriteString(secondValue)
+	b.WriteString(t.raw[second.End:])
+	return b.String(), nil
 }
 
 // jsonText is a JSON string's text, as gjson reads it: its escapes, if

@@ -168,7 +168,7 @@ func FuzzParseTurn(f *testing.F) {
 		` {"output":[{"type":"message","role":"assistant","content":[]},{"type":"reasoning","status":null,"summary":[]}],"incomplete_details":null} `,
 		`{"output":[{"type":"reasoning","summary":[]}],"incomplete_details":{"reason":"max_output_tokens"}}`,
 		`{"output":[{"type":"function_call","name":"f","call_id":1,"arguments":"{}"}]}`, `{"output":[{"type":"x"},3]}`, `{"output":[{"typ\u0065":"message","role":"assist\u0061nt"}]}`,
-		`{"output":{}}`, `{"output":[]}`, `[]`, `{"output":[`, `{"output":null,"output":[]}`, `{"output":[{"type":"message","role":1,"type":"x"}]}`,
+		`{"output":{}}`, `{"output":[]}`, `{"usage":null,"output":[],"usage":{}} `, `{"output":[],"output":[1]}`, `[]`, `{"output":[`, `{"output":null,"output":[]}`, `{"output":[{"type":"message","role":1,"type":"x"}]}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -178,8 +178,22 @@ func FuzzParseTurn(f *testing.F) {
 		}
 		got, gotErr := parseTurn(body)
 		want, wantErr := gjsonParseTurn(body)
-		if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) || !reflect.DeepEqual(got, want) {
+		read := got
+		read.output, read.usageAt = jsonl.Span{}, jsonl.Span{}
+		if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) || !reflect.DeepEqual(read, want) {
 			t.Fatalf("parseTurn(%q) = %+v, %v; the gjson walks read %+v, %v", body, got, gotErr, want, wantErr)
+		}
+		if gotErr != nil {
+			return
+		}
+		const output, usage = `[{"type":"message"}]`, `{"input_tokens":1}`
+		response, err := got.response([]byte(output), usage)
+		withSJSON, sjsonErr := sjson.SetRaw(want.raw, "output", output)
+		if sjsonErr == nil {
+			withSJSON, sjsonErr = sjson.SetRaw(withSJSON, "usage", usage)
+		}
+		if response != withSJSON || (err == nil) != (sjsonErr == nil) {
+			t.Fatalf("response of %q = %q, %v; with sjson %q, %v", body, response, err, withSJSON, sjsonErr)
 		}
 	})
 }
