@@ -1,13 +1,12 @@
 package resources
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/tidwall/gjson"
 
 	"github.com/nemo-gym-go/gym/internal/jsonl"
 	"github.com/nemo-gym-go/gym/internal/server"
@@ -75,6 +74,11 @@ func decodeObject(body json.RawMessage) (map[string]json.RawMessage, error) {
 	if !valid || !object {
 		return nil, notAnObject(body)
 	}
+	return objectOf(body, members), nil
+}
+
+// objectOf is decodeObject of an object whose members jsonl.Members found.
+func objectOf(body []byte, members []jsonl.Member) map[string]json.RawMessage {
 	obj := make(map[string]json.RawMessage, max(len(members), 8))
 	for _, m := range members {
 		name := string(m.Name(body))
@@ -84,13 +88,14 @@ func decodeObject(body json.RawMessage) (map[string]json.RawMessage, error) {
 		}
 		obj[name] = json.RawMessage(m.Value(body))
 	}
-	return obj, nil
+	return obj
 }
 
 // requireObject refuses a body server.DecodeJSON has read unless it is an
-// object, as decoding it into a model would.
+// object, as decoding it into a model would. A valid body is an object when
+// it opens with a brace.
 func requireObject(body json.RawMessage) error {
-	if !gjson.ParseBytes(body).IsObject() {
+	if trimmed := bytes.TrimLeft(body, " \t\r\n"); len(trimmed) == 0 || trimmed[0] != '{' {
 		return notAnObject(body)
 	}
 	return nil

@@ -23,6 +23,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/nemo-gym-go/gym/internal/jsonl"
 	"github.com/nemo-gym-go/gym/internal/server"
 )
 
@@ -212,11 +213,15 @@ func (b *base) seedSession(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (b *base) verify(w http.ResponseWriter, r *http.Request) error {
-	var body json.RawMessage
-	if err := server.DecodeJSON(r, &body); err != nil {
+	var scratch [16]jsonl.Member
+	body, members, object, err := server.DecodeJSONObject(r, scratch[:0])
+	if err != nil {
 		return err
 	}
-	req, err := b.decodeVerify(body)
+	if !object {
+		return notAnObject(body)
+	}
+	req, err := b.decodeVerify(body, objectOf(body, members))
 	if err != nil {
 		return err
 	}
@@ -242,11 +247,7 @@ func (b *base) verify(w http.ResponseWriter, r *http.Request) error {
 	return writeBody(w, out)
 }
 
-func (b *base) decodeVerify(body json.RawMessage) (*VerifyRequest, error) {
-	obj, err := decodeObject(body)
-	if err != nil {
-		return nil, err
-	}
+func (b *base) decodeVerify(body json.RawMessage, obj map[string]json.RawMessage) (*VerifyRequest, error) {
 	fields, err := validateDecoded(body, obj, append(slices.Clip(baseFields), b.o.Fields...))
 	if err != nil {
 		return nil, err

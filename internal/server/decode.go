@@ -60,12 +60,9 @@ func (e *ValidationError) body() []byte {
 // shaped as FastAPI reports it: json_invalid with the character offset of
 // the fault, a missing body, or a type mismatch at the field's location.
 func DecodeJSON(r *http.Request, v any) error {
-	body, err := readBody(r.Body, r.ContentLength)
+	body, err := readJSONBody(r)
 	if err != nil {
-		return fmt.Errorf("reading the request body: %w", err)
-	}
-	if len(body) == 0 {
-		return &ValidationError{Details: []ValidationDetail{{Type: "missing", Loc: []any{"body"}, Msg: "Field required"}}}
+		return err
 	}
 	// Raw targets are the common case (servers keep bodies as raw JSON);
 	// a validity scan is much cheaper than decoding into a RawMessage,
@@ -74,7 +71,41 @@ func DecodeJSON(r *http.Request, v any) error {
 		*raw = body
 		return nil
 	}
-	err = json.Unmarshal(body, v)
+	return unmarshalBody(body, v)
+}
+
+// DecodeJSONObject is DecodeJSON into a json.RawMessage that also finds,
+// in the same read, the members of a body that is an object (as
+// jsonl.Members does, appending them to scratch); object says whether it
+// is one.
+func DecodeJSONObject(r *http.Request, scratch []jsonl.Member) (body []byte, members []jsonl.Member, object bool, err error) {
+	if body, err = readJSONBody(r); err != nil {
+		return nil, scratch, false, err
+	}
+	members, object, valid := jsonl.Members(body, scratch)
+	if !valid {
+		var raw json.RawMessage
+		return nil, scratch, false, unmarshalBody(body, &raw)
+	}
+	return body, members, object, nil
+}
+
+// readJSONBody reads a request body that must not be empty.
+func readJSONBody(r *http.Request) ([]byte, error) {
+	body, err := readBody(r.Body, r.ContentLength)
+	if err != nil {
+		return nil, fmt.Errorf("reading the request body: %w", err)
+	}
+	if len(body) == 0 {
+		return nil, &ValidationError{Details: []ValidationDetail{{Type: "missing", Loc: []any{"body"}, Msg: "Field required"}}}
+	}
+	return body, nil
+}
+
+// unmarshalBody decodes body into v, its errors worded as FastAPI words
+// them.
+func unmarshalBody(body []byte, v any) error {
+	err := json.Unmarshal(body, v)
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
 	switch {

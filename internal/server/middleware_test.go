@@ -4,13 +4,17 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nemo-gym-go/gym/internal/jsonl"
 )
 
 func TestErrorMapping(t *testing.T) {
@@ -418,5 +422,25 @@ func TestAccessorsOutsideWrap(t *testing.T) {
 	r := httptest.NewRequest("GET", "/ng-rollout/x/y", nil)
 	if SessionID(r) != "" || RolloutID(r) != "" || TokenCapture(r) {
 		t.Error("accessors invented values for a request the middleware never saw")
+	}
+}
+
+// DecodeJSONObject answers what DecodeJSON into a json.RawMessage answers,
+// with the members jsonl.Members finds.
+func TestDecodeJSONObjectIsDecodeJSON(t *testing.T) {
+	for _, body := range []string{
+		`{"a":1,"b":{"c":[2]},"a":"x"}`, ` {} `, `[1,2]`, `"s"`, `null`, `{"a":}`, `{"a":1} x`, ``, `  `, `{"\u0061":1}`,
+	} {
+		var want json.RawMessage
+		wantErr := DecodeJSON(httptest.NewRequest("POST", "/", strings.NewReader(body)), &want)
+		got, members, object, err := DecodeJSONObject(httptest.NewRequest("POST", "/", strings.NewReader(body)), nil)
+		if fmt.Sprint(err) != fmt.Sprint(wantErr) || !bytes.Equal(got, want) {
+			t.Errorf("%q: %q, %v; DecodeJSON %q, %v", body, got, err, want, wantErr)
+			continue
+		}
+		wantMembers, wantObject, _ := jsonl.Members(want, nil)
+		if err == nil && (object != wantObject || !slices.Equal(members, wantMembers)) {
+			t.Errorf("%q: members %v (object %v), jsonl.Members %v (%v)", body, members, object, wantMembers, wantObject)
+		}
 	}
 }

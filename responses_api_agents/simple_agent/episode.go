@@ -35,8 +35,9 @@ const emptyTurnMessage = "Ending trajectory: model returned no assistant message
 // loop of spec §5.3. The cookies it came with are the resources session;
 // both sessions go back on the response, for /run to hand to /verify.
 func (a *simpleAgent) responses(w http.ResponseWriter, r *http.Request) error {
-	var body json.RawMessage
-	if err := server.DecodeJSON(r, &body); err != nil {
+	var scratch [24]jsonl.Member
+	body, members, object, err := server.DecodeJSONObject(r, scratch[:0])
+	if err != nil {
 		return err
 	}
 	e := &episode{
@@ -44,7 +45,7 @@ func (a *simpleAgent) responses(w http.ResponseWriter, r *http.Request) error {
 		modelURL:         a.modelURL + agent.URLPathForRequest("/v1/responses", r),
 		resourcesCookies: r.Cookies(),
 	}
-	if err := e.readRequest(body); err != nil {
+	if err := e.readRequest(bodyParams(body, members, object)); err != nil {
 		return err
 	}
 	if id := server.RolloutID(r); id != "" && a.Correlation.Observability {
@@ -61,12 +62,11 @@ func (a *simpleAgent) responses(w http.ResponseWriter, r *http.Request) error {
 
 // readRequest takes the episode's parameters and input items from a
 // /v1/responses body.
-func (e *episode) readRequest(body []byte) error {
-	var scratch [24]jsonl.Member
-	p := readParams(body, skipSpace(body), scratch[:0])
+func (e *episode) readRequest(p params) error {
 	if err := checkParams(p, []any{"body"}); err != nil {
 		return err
 	}
+	body := p.doc
 	input := p.members[jsonl.Lookup(body, p.members, "input")]
 	e.paramsHead, e.paramsTail = body[p.start:input.ValueStart], body[input.ValueEnd:]
 	if in := input.Value(body); in[0] == '"' {
@@ -93,6 +93,12 @@ type params struct {
 	start, end int // the value, in doc
 	members    []jsonl.Member
 	object     bool
+}
+
+// bodyParams is a request body as params, with the members
+// server.DecodeJSONObject found.
+func bodyParams(body []byte, members []jsonl.Member, object bool) params {
+	return params{doc: body, start: skipSpace(body), end: len(body), members: members, object: object}
 }
 
 // readParams reads the valid JSON value that starts at doc[start].

@@ -20,11 +20,12 @@ import (
 // raw JSON throughout, so every extra key reaches /seed_session and /verify
 // as the collector wrote it.
 func (a *simpleAgent) run(w http.ResponseWriter, r *http.Request) error {
-	var row json.RawMessage
-	if err := server.DecodeJSON(r, &row); err != nil {
+	var scratch [16]jsonl.Member
+	row, members, object, err := server.DecodeJSONObject(r, scratch[:0])
+	if err != nil {
 		return err
 	}
-	params, err := runParams(row)
+	params, err := runParams(bodyParams(row, members, object))
 	if err != nil {
 		return err
 	}
@@ -109,9 +110,8 @@ func setMember(obj []byte, key, raw string) ([]byte, error) {
 
 // runParams checks a row as SimpleAgentRunRequest does and returns its
 // responses_create_params.
-func runParams(row []byte) ([]byte, error) {
-	var rowScratch, paramsScratch [16]jsonl.Member
-	r := readParams(row, skipSpace(row), rowScratch[:0])
+func runParams(r params) ([]byte, error) {
+	row := r.doc
 	if !r.object {
 		return nil, invalid("model_attributes_type", []any{"body"}, "Input should be a valid dictionary or object to extract fields from", json.RawMessage(row))
 	}
@@ -120,7 +120,8 @@ func runParams(row []byte) ([]byte, error) {
 		return nil, invalid("missing", []any{"body", "responses_create_params"}, "Field required", json.RawMessage(row))
 	}
 	m := r.members[i]
-	p := readParams(row, m.ValueStart, paramsScratch[:0])
+	var scratch [16]jsonl.Member
+	p := readParams(row, m.ValueStart, scratch[:0])
 	p.end = m.ValueEnd
 	if err := checkParams(p, []any{"body", "responses_create_params"}); err != nil {
 		return nil, err
