@@ -33,7 +33,7 @@ type Member struct {
 
 // Key is the member's key as written, without its quotes (escapes are
 // left as they are).
-func (m Member) Key(b []byte) []byte { return b[m.KeyStart+1 : m.KeyEnd-1] }
+func (m Member) Key(b []byte) []byte { return b[m.KeyStart+1 : m.KeyEnd-1 : m.KeyEnd-1] }
 
 // Name is the member's key as a JSON decoder reads it: Key, unless the
 // key has escapes, which are decoded (into new storage).
@@ -49,8 +49,9 @@ func (m Member) Name(b []byte) []byte {
 	return []byte(s)
 }
 
-// Value is the member's value as written.
-func (m Member) Value(b []byte) []byte { return b[m.ValueStart:m.ValueEnd] }
+// Value is the member's value as written. Its capacity ends with it, so
+// that an append to it never writes over the rest of b.
+func (m Member) Value(b []byte) []byte { return b[m.ValueStart:m.ValueEnd:m.ValueEnd] }
 
 // Members is Valid that also finds, when b is an object, where each of its
 // own members is (nested objects' members are not listed), in the same
@@ -69,7 +70,7 @@ func Members(b []byte, dst []Member) (members []Member, object, valid bool) {
 // b may follow: its members appended to dst, and the index just past it;
 // end is -1 when it is not a valid object.
 func MembersAt(b []byte, open int, dst []Member) (members []Member, end int) {
-	if open >= len(b) || b[open] != '{' {
+	if open < 0 || open >= len(b) || b[open] != '{' {
 		return dst, -1
 	}
 	i := skipSpace(b, open+1)
@@ -107,7 +108,7 @@ type Span struct{ Start, End int }
 // appended to dst, and the index just past the array; end is -1 when it
 // is not a valid array.
 func Elements(b []byte, open int, dst []Span) (elements []Span, end int) {
-	if open >= len(b) || b[open] != '[' {
+	if open < 0 || open >= len(b) || b[open] != '[' {
 		return dst, -1
 	}
 	i := skipSpace(b, open+1)

@@ -217,7 +217,31 @@ func FuzzIndexEither(f *testing.F) {
 	})
 }
 
-// isGJSONPath is whether gjson would read name as more than a key.
+// isGJSONPath is whether gjson would read name as more than a key (a
+// name opening with a brace or a bracket is a multipath).
 func isGJSONPath(name string) bool {
-	return name == "" || strings.ContainsAny(name, ".*?|#@\\!=<>%")
+	return name == "" || strings.ContainsAny(name, ".*?|#@\\!=<>%") || name[0] == '{' || name[0] == '['
+}
+
+// A member's value and key are capped at their end: appending to one
+// leaves the rest of the line as it was.
+func TestMemberSlicesAreCapped(t *testing.T) {
+	line := []byte(`{"a":"x","b":"y"}`)
+	members, _, _ := Members(line, nil)
+	_ = append(members[0].Value(line), `,"q":1`...)
+	_ = append(members[0].Key(line), 'z')
+	if string(line) != `{"a":"x","b":"y"}` {
+		t.Errorf("appending to a member wrote over the line: %s", line)
+	}
+}
+
+func TestOpenOutsideTheLine(t *testing.T) {
+	for _, open := range []int{-1, 2, 100} {
+		if _, end := MembersAt([]byte("{}"), open, nil); end != -1 {
+			t.Errorf("MembersAt at %d ended at %d", open, end)
+		}
+		if _, end := Elements([]byte("[]"), open, nil); end != -1 {
+			t.Errorf("Elements at %d ended at %d", open, end)
+		}
+	}
 }

@@ -14,9 +14,11 @@ import (
 	"net/textproto"
 	"net/url"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -519,7 +521,7 @@ type SetCookies []string
 // relay sends on. Of a line, only the name and value can make net/http
 // drop it, so the attributes are not read.
 func (s SetCookies) Cookies() []*http.Cookie {
-	if len(s) > maxSetCookies || strings.Contains(os.Getenv("GODEBUG"), "httpcookiemaxnum") {
+	if len(s) > maxSetCookies || cookieLimitBuiltIn() || strings.Contains(os.Getenv("GODEBUG"), "httpcookiemaxnum") {
 		all := (&http.Response{Header: http.Header{"Set-Cookie": s}}).Cookies()
 		for i, c := range all {
 			all[i] = &http.Cookie{Name: c.Name, Value: c.Value, Quoted: c.Quoted}
@@ -539,6 +541,23 @@ func (s SetCookies) Cookies() []*http.Cookie {
 // reads more, up to its limit (3,000 unless GODEBUG's httpcookiemaxnum says
 // otherwise), past which it reads none.
 const maxSetCookies = 64
+
+// cookieLimitBuiltIn is whether the binary was built with a GODEBUG
+// httpcookiemaxnum of its own (a //go:debug line, or a godebug line or an
+// old go version in the main module's go.mod), which Cookies leaves
+// net/http to apply.
+var cookieLimitBuiltIn = sync.OnceValue(func() bool {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return false
+	}
+	for _, s := range info.Settings {
+		if s.Key == "DefaultGODEBUG" && strings.Contains(s.Value, "httpcookiemaxnum") {
+			return true
+		}
+	}
+	return false
+})
 
 // parseSetCookie is the name and value http.ParseSetCookie reads from a
 // Set-Cookie line; ok is false where it returns an error.
@@ -596,32 +615,45 @@ func (c *Client) PostJSON(ctx context.Context, url string, body []byte, cookies 
 	return data, resp.Header["Set-Cookie"], nil
 }
 
-// readBody reads a request's or response's body whole, in one allocation
-// when its length is known.
+// readBody reads an answer's body whole, in one allocation when it is as
+// long as it said; one shorter than it said is io.ErrUnexpectedEOF.
 func readBody(body io.Reader, length int64) ([]byte, error) {
-	if length < 0 || length > 64<<20 {
-		return io.ReadAll(body)
-	}
-	data := make([]byte, length, length+1)
-	if _, err := io.ReadFull(body, data); err != nil {
-		if err == io.EOF {
-			err = io.ErrUnexpectedEOF
-		}
-		return nil, err
-	}
-	// Read to the end, so the connection is reused: the spare byte sees the
-	// end without another allocation, and a body longer than it said is
-	// read whole, as io.ReadAll would.
-	n, err := io.ReadFull(body, data[len(data):cap(data)])
-	data = data[:len(data)+n]
-	if err == io.EOF {
-		return data, nil
+	data, err := readAll(body, length)
+	if err == nil && int64(len(data)) < length {
+		err = io.ErrUnexpectedEOF
 	}
 	if err != nil {
 		return nil, err
 	}
-	rest, err := io.ReadAll(body)
-	return append(data, rest...), err
+	return data, nil
+}
+
+// presizeLimit is the longest declared length readAll allocates for
+// before the bytes arrive: a peer that says more and sends less would
+// otherwise hold that much memory for nothing.
+const presizeLimit = 1 << 20
+
+// readAll is io.ReadAll, whose buffer starts at the declared length (and
+// a byte to see the end), when that is known and at most presizeLimit: a
+// body as long as it said takes one allocation.
+func readAll(body io.Reader, length int64) ([]byte, error) {
+	if length < 0 || length > presizeLimit {
+		return io.ReadAll(body)
+	}
+	data := make([]byte, 0, length+1)
+	for {
+		n, err := body.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return data, err
+		}
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+	}
 }
 
 // cookieHeader joins cookies as a Cookie header without net/http's value

@@ -705,3 +705,23 @@ func TestReadBodyAllocatesOnce(t *testing.T) {
 		t.Errorf("readBody made %v allocations, want 1", allocs)
 	}
 }
+
+// readAll reads what io.ReadAll reads, a body shorter or longer than it
+// said included, and allocates up front for no more than presizeLimit.
+func TestReadAllIsReadAll(t *testing.T) {
+	for _, c := range []struct {
+		body   string
+		length int64
+	}{
+		{"{}", 10}, {"", 5}, {"hello", 2}, {"hello", 5}, {"hello", -1}, {"", 0}, {"x", 1 << 40},
+	} {
+		got, err := readAll(strings.NewReader(c.body), c.length)
+		want, wantErr := io.ReadAll(strings.NewReader(c.body))
+		if string(got) != string(want) || err != wantErr {
+			t.Errorf("%q said %d: %q, %v; io.ReadAll %q, %v", c.body, c.length, got, err, want, wantErr)
+		}
+		if cap(got) > presizeLimit+1 {
+			t.Errorf("%q said %d: allocated %d bytes", c.body, c.length, cap(got))
+		}
+	}
+}

@@ -444,3 +444,14 @@ func TestDecodeJSONObjectIsDecodeJSON(t *testing.T) {
 		}
 	}
 }
+
+// A body that ends before the length it declared, with a plain io.EOF (an
+// in-process request's can), is decoded as read, as io.ReadAll reads it.
+func TestDecodeJSONShortBodyIsReadAsSent(t *testing.T) {
+	r := httptest.NewRequest("POST", "/", strings.NewReader("{}"))
+	r.ContentLength = 10
+	var raw json.RawMessage
+	if err := DecodeJSON(r, &raw); err != nil || string(raw) != "{}" {
+		t.Errorf("DecodeJSON = %q, %v; want {}", raw, err)
+	}
+}

@@ -111,7 +111,7 @@ func readParams(doc []byte, start int, scratch []jsonl.Member) params {
 	return p
 }
 
-func (p params) raw() []byte { return p.doc[p.start:p.end] }
+func (p params) raw() []byte { return p.doc[p.start:p.end:p.end] }
 
 // checkParams holds a request to what NeMoGymResponseCreateParamsNonStreaming
 // requires of the fields the loop relies on; the rest goes to the model
