@@ -70,14 +70,8 @@ func Members(b []byte, dst []Member) (members []Member, object, valid bool) {
 // b may follow: its members appended to dst, and the index just past it;
 // end is -1 when it is not a valid object.
 func MembersAt(b []byte, open int, dst []Member) (members []Member, end int) {
-	if open < 0 || open >= len(b) || b[open] != '{' {
-		return dst, -1
-	}
-	i := skipSpace(b, open+1)
-	if i < len(b) && b[i] == '}' {
-		return dst, i + 1
-	}
-	for {
+	i, end := enter(b, open, '{')
+	for end == 0 {
 		m := Member{KeyStart: i}
 		if m.KeyEnd, i = memberKey(b, i); i < 0 {
 			return dst, -1
@@ -87,18 +81,9 @@ func MembersAt(b []byte, open int, dst []Member) (members []Member, end int) {
 			return dst, -1
 		}
 		dst = append(dst, m)
-		if i = skipSpace(b, m.ValueEnd); i >= len(b) {
-			return dst, -1
-		}
-		switch b[i] {
-		case ',':
-			i = skipSpace(b, i+1)
-		case '}':
-			return dst, i + 1
-		default:
-			return dst, -1
-		}
+		i, end = next(b, m.ValueEnd, '}')
 	}
+	return dst, end
 }
 
 // Span is where a value is in its line.
@@ -108,31 +93,45 @@ type Span struct{ Start, End int }
 // appended to dst, and the index just past the array; end is -1 when it
 // is not a valid array.
 func Elements(b []byte, open int, dst []Span) (elements []Span, end int) {
-	if open < 0 || open >= len(b) || b[open] != '[' {
-		return dst, -1
-	}
-	i := skipSpace(b, open+1)
-	if i < len(b) && b[i] == ']' {
-		return dst, i + 1
-	}
-	for {
+	i, end := enter(b, open, '[')
+	for end == 0 {
 		e := Span{Start: skipSpace(b, i)}
 		if e.End = valueEnd(b, e.Start, MaxDepth-1); e.End < 0 {
 			return dst, -1
 		}
 		dst = append(dst, e)
-		if i = skipSpace(b, e.End); i >= len(b) {
-			return dst, -1
-		}
-		switch b[i] {
-		case ',':
-			i++
-		case ']':
-			return dst, i + 1
-		default:
-			return dst, -1
-		}
+		i, end = next(b, e.End, ']')
 	}
+	return dst, end
+}
+
+// enter opens the container that b[open] opens with opener: i is where
+// its first entry starts, and end 0, or end is just past it when it is
+// empty, or -1 when it does not open there.
+func enter(b []byte, open int, opener byte) (i, end int) {
+	if open < 0 || open >= len(b) || b[open] != opener {
+		return 0, -1
+	}
+	if i = skipSpace(b, open+1); i < len(b) && b[i] == opener+2 { // '}' or ']'
+		return 0, i + 1
+	}
+	return i, 0
+}
+
+// next reads what follows an entry of a container that ends at b[at]: the
+// start of the next entry (end 0), or end just past the container's
+// closer, or -1 when neither follows.
+func next(b []byte, at int, closer byte) (i, end int) {
+	if at = skipSpace(b, at); at >= len(b) {
+		return 0, -1
+	}
+	switch b[at] {
+	case ',':
+		return skipSpace(b, at+1), 0
+	case closer:
+		return 0, at + 1
+	}
+	return 0, -1
 }
 
 // Lookup is the index among an object's members of the first named name,
