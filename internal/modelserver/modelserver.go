@@ -204,7 +204,7 @@ func (h *handler) messages(b Backend) server.HandlerFunc {
 // only a body gjson refuses goes through DecodeJSON, for its FastAPI-shaped
 // error.
 func readObject(r *http.Request) (body []byte, checked bool, err error) {
-	body, err = readAll(r.Body, r.ContentLength)
+	body, err = server.ReadAll(r.Body, r.ContentLength)
 	if err != nil {
 		return nil, false, fmt.Errorf("reading the request body: %w", err)
 	}
@@ -223,18 +223,6 @@ func readObject(r *http.Request) (body []byte, checked bool, err error) {
 		Type: "model_attributes_type", Loc: []any{"body"},
 		Msg: "Input should be a valid dictionary or object to extract fields from", Input: v,
 	}}}
-}
-
-// readAll reads a body, in one allocation when its length is known.
-func readAll(body io.Reader, n int64) ([]byte, error) {
-	if n <= 0 || n > 64<<20 {
-		return io.ReadAll(body)
-	}
-	buf := make([]byte, n)
-	if _, err := io.ReadFull(body, buf); err != nil {
-		return nil, err
-	}
-	return buf, nil
 }
 
 func callInfo(r *http.Request, stream bool) CallInfo {

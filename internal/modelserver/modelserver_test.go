@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -214,5 +215,23 @@ func TestHandlerMessagesRelaysErrorAnswers(t *testing.T) {
 	resp, body := post(t, url+"/v1/messages", `{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`)
 	if resp.StatusCode != 404 || body != `{"error":{"message":"no such recording"}}` {
 		t.Errorf("got %d %s", resp.StatusCode, body)
+	}
+}
+
+// A request that declares a large body allocates for what arrives, not for
+// what it declared: a client that says 32 MiB and sends two bytes costs
+// no 32 MiB.
+func TestReadObjectAllocatesForWhatArrives(t *testing.T) {
+	r := httptest.NewRequest("POST", "/v1/responses", strings.NewReader(`{}`))
+	r.ContentLength = 32 << 20
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	body, _, err := readObject(r)
+	runtime.ReadMemStats(&after)
+	if err != nil || string(body) != "{}" {
+		t.Fatalf("readObject = %q, %v", body, err)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 4<<20 {
+		t.Errorf("reading a two-byte body allocated %d bytes", grew)
 	}
 }

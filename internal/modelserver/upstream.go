@@ -339,7 +339,7 @@ func (u *Upstream) attempt(ctx context.Context, target, shown string, body []byt
 	if stream {
 		return &Result{Status: resp.StatusCode, Header: resp.Header, Stream: &streamBody{ReadCloser: resp.Body, done: cancel}}, nil
 	}
-	data, err := readAll(resp.Body, resp.ContentLength)
+	data, err := server.ReadAll(resp.Body, resp.ContentLength)
 	resp.Body.Close()
 	cancel()
 	if err != nil {

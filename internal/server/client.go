@@ -618,7 +618,7 @@ func (c *Client) PostJSON(ctx context.Context, url string, body []byte, cookies 
 // readBody reads an answer's body whole, in one allocation when it is as
 // long as it said; one shorter than it said is io.ErrUnexpectedEOF.
 func readBody(body io.Reader, length int64) ([]byte, error) {
-	data, err := readAll(body, length)
+	data, err := ReadAll(body, length)
 	if err == nil && int64(len(data)) < length {
 		err = io.ErrUnexpectedEOF
 	}
@@ -628,15 +628,15 @@ func readBody(body io.Reader, length int64) ([]byte, error) {
 	return data, nil
 }
 
-// presizeLimit is the longest declared length readAll allocates for
+// presizeLimit is the longest declared length ReadAll allocates for
 // before the bytes arrive: a peer that says more and sends less would
 // otherwise hold that much memory for nothing.
 const presizeLimit = 1 << 20
 
-// readAll is io.ReadAll, whose buffer starts at the declared length (and
+// ReadAll is io.ReadAll, whose buffer starts at the declared length (and
 // a byte to see the end), when that is known and at most presizeLimit: a
 // body as long as it said takes one allocation.
-func readAll(body io.Reader, length int64) ([]byte, error) {
+func ReadAll(body io.Reader, length int64) ([]byte, error) {
 	if length < 0 || length > presizeLimit {
 		return io.ReadAll(body)
 	}

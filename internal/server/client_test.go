@@ -706,7 +706,7 @@ func TestReadBodyAllocatesOnce(t *testing.T) {
 	}
 }
 
-// readAll reads what io.ReadAll reads, a body shorter or longer than it
+// ReadAll reads what io.ReadAll reads, a body shorter or longer than it
 // said included, and allocates up front for no more than presizeLimit.
 func TestReadAllIsReadAll(t *testing.T) {
 	for _, c := range []struct {
@@ -715,7 +715,7 @@ func TestReadAllIsReadAll(t *testing.T) {
 	}{
 		{"{}", 10}, {"", 5}, {"hello", 2}, {"hello", 5}, {"hello", -1}, {"", 0}, {"x", 1 << 40},
 	} {
-		got, err := readAll(strings.NewReader(c.body), c.length)
+		got, err := ReadAll(strings.NewReader(c.body), c.length)
 		want, wantErr := io.ReadAll(strings.NewReader(c.body))
 		if string(got) != string(want) || err != wantErr {
 			t.Errorf("%q said %d: %q, %v; io.ReadAll %q, %v", c.body, c.length, got, err, want, wantErr)

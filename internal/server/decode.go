@@ -92,7 +92,7 @@ func DecodeJSONObject(r *http.Request, scratch []jsonl.Member) (body []byte, mem
 
 // readJSONBody reads a request body that must not be empty.
 func readJSONBody(r *http.Request) ([]byte, error) {
-	body, err := readAll(r.Body, r.ContentLength)
+	body, err := ReadAll(r.Body, r.ContentLength)
 	if err != nil {
 		return nil, fmt.Errorf("reading the request body: %w", err)
 	}
