@@ -241,7 +241,7 @@ func (e *episode) run(ctx context.Context) ([]byte, error) {
 // request is the next model request: the parameters with the items so far
 // as their input.
 func (e *episode) request() []byte {
-	n := len(e.paramsHead) + len(e.paramsTail) + 1 + len(e.items)
+	n := len(e.paramsHead) + len(e.paramsTail) + 2 + len(e.items) // the brackets, and a comma each at most
 	for _, it := range e.items {
 		n += len(it)
 	}
