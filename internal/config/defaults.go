@@ -305,6 +305,7 @@ func (r *Result) fillDefaults(rv *resolver, offline bool) error {
 	if alloc.low > alloc.high {
 		return errorf(ClassConfig, cfg.Get("port_range_low").Origin, "port_range_low (%d) is above port_range_high (%d)", alloc.low, alloc.high)
 	}
+	r.portLow, r.portHigh = alloc.low, alloc.high
 
 	alloc.explicit = map[int64]bool{}
 	for _, in := range r.Instances {

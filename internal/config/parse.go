@@ -52,6 +52,8 @@ type Result struct {
 	Instances     []*Instance
 	AlmostServers []string
 	env           Env
+	// The port range fillDefaults checked.
+	portLow, portHigh int64
 }
 
 // Load runs NeMo Gym's parse pipeline (spec/config.md §1).
@@ -411,23 +413,7 @@ func (r *Result) Value(key string) (*tree.Node, error) {
 // PortRange is the range servers without a port are given theirs from
 // (port_range_low and port_range_high, both included), as the config
 // checked them.
-func (r *Result) PortRange() (low, high int64, err error) {
-	for _, bound := range []struct {
-		key string
-		dst *int64
-	}{{"port_range_low", &low}, {"port_range_high", &high}} {
-		v, err := r.Value(bound.key)
-		if err != nil {
-			return 0, 0, err
-		}
-		i, ok := intValue(v)
-		if !ok {
-			return 0, 0, fmt.Errorf("%s is not an integer port number", bound.key)
-		}
-		*bound.dst = i
-	}
-	return low, high, nil
-}
+func (r *Result) PortRange() (low, high int64) { return r.portLow, r.portHigh }
 
 // LookupEnv is the environment lookup the config was resolved with; server
 // sections resolved later must see the same one.

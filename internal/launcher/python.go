@@ -141,10 +141,7 @@ func (l *Launch) startRayHead(ctx context.Context, venv python.Venv) (string, er
 			return "", fmt.Errorf("cannot find a free port for the Ray client server: %w", err)
 		}
 	}
-	low, high, err := l.opts.Result.PortRange()
-	if err != nil {
-		return "", err
-	}
+	low, high := l.opts.Result.PortRange()
 	if _, err := os.Stat(venv.Bin("ray")); err != nil {
 		return "", fmt.Errorf("the Python servers need a Ray cluster, but %s has no ray (head_server_deps pins ray[default]); set ray_head_node_address to use a running cluster", venv.Dir)
 	}
