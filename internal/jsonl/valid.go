@@ -17,12 +17,19 @@ const MaxDepth = 10000
 // million '[' gets an answer instead of overflowing the goroutine stack.
 func Valid(b []byte) bool {
 	i := valueEnd(b, 0, MaxDepth)
-	return i >= 0 && skipSpace(b, i) == len(b)
+	return i >= 0 && SkipSpace(b, i) == len(b)
 }
 
 // ValidString is Valid of a string.
 func ValidString(s string) bool {
 	return Valid(unsafe.Slice(unsafe.StringData(s), len(s)))
+}
+
+// OpensObject is whether the first byte of b past white space opens an
+// object: for valid JSON, whether it is one.
+func OpensObject(b []byte) bool {
+	i := SkipSpace(b, 0)
+	return i < len(b) && b[i] == '{'
 }
 
 // Member is where one member of an object is in its line: the key with
@@ -58,12 +65,12 @@ func (m Member) Value(b []byte) []byte { return b[m.ValueStart:m.ValueEnd:m.Valu
 // single read of b: the members are appended to dst. object says whether b
 // is an object; both are meaningful only when valid.
 func Members(b []byte, dst []Member) (members []Member, object, valid bool) {
-	i := skipSpace(b, 0)
+	i := SkipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return dst, false, Valid(b)
 	}
 	members, end := MembersAt(b, i, dst)
-	return members, true, end >= 0 && skipSpace(b, end) == len(b)
+	return members, true, end >= 0 && SkipSpace(b, end) == len(b)
 }
 
 // MembersAt is Members of the object that opens at b[open], which more of
@@ -76,7 +83,7 @@ func MembersAt(b []byte, open int, dst []Member) (members []Member, end int) {
 		if m.KeyEnd, i = memberKey(b, i); i < 0 {
 			return dst, -1
 		}
-		m.ValueStart = skipSpace(b, i)
+		m.ValueStart = SkipSpace(b, i)
 		if m.ValueEnd = valueEnd(b, m.ValueStart, MaxDepth-1); m.ValueEnd < 0 {
 			return dst, -1
 		}
@@ -95,7 +102,7 @@ type Span struct{ Start, End int }
 func Elements(b []byte, open int, dst []Span) (elements []Span, end int) {
 	i, end := enter(b, open, '[')
 	for end == 0 {
-		e := Span{Start: skipSpace(b, i)}
+		e := Span{Start: SkipSpace(b, i)}
 		if e.End = valueEnd(b, e.Start, MaxDepth-1); e.End < 0 {
 			return dst, -1
 		}
@@ -112,7 +119,7 @@ func enter(b []byte, open int, opener byte) (i, end int) {
 	if open < 0 || open >= len(b) || b[open] != opener {
 		return 0, -1
 	}
-	if i = skipSpace(b, open+1); i < len(b) && b[i] == opener+2 { // '}' or ']'
+	if i = SkipSpace(b, open+1); i < len(b) && b[i] == opener+2 { // '}' or ']'
 		return 0, i + 1
 	}
 	return i, 0
@@ -122,12 +129,12 @@ func enter(b []byte, open int, opener byte) (i, end int) {
 // start of the next entry (end 0), or end just past the container's
 // closer, or -1 when neither follows.
 func next(b []byte, at int, closer byte) (i, end int) {
-	if at = skipSpace(b, at); at >= len(b) {
+	if at = SkipSpace(b, at); at >= len(b) {
 		return 0, -1
 	}
 	switch b[at] {
 	case ',':
-		return skipSpace(b, at+1), 0
+		return SkipSpace(b, at+1), 0
 	case closer:
 		return 0, at + 1
 	}
@@ -153,7 +160,7 @@ func valueEnd(b []byte, i, depth int) int {
 	open := fixed[:0] // '{' or '[' for each container not yet closed
 	for {
 		// A value starts here.
-		if i = skipSpace(b, i); i >= len(b) {
+		if i = SkipSpace(b, i); i >= len(b) {
 			return -1
 		}
 		switch c := b[i]; {
@@ -161,7 +168,7 @@ func valueEnd(b []byte, i, depth int) int {
 			if len(open) == depth {
 				return -1
 			}
-			i = skipSpace(b, i+1)
+			i = SkipSpace(b, i+1)
 			if i < len(b) && b[i] == c+2 { // '}' or ']', empty
 				i++
 				break
@@ -195,14 +202,14 @@ func valueEnd(b []byte, i, depth int) int {
 			if len(open) == 0 {
 				return i
 			}
-			if i = skipSpace(b, i); i >= len(b) {
+			if i = SkipSpace(b, i); i >= len(b) {
 				return -1
 			}
 			switch top := open[len(open)-1]; b[i] {
 			case ',':
 				next = true
 				if top == '{' {
-					if _, i = memberKey(b, skipSpace(b, i+1)); i < 0 {
+					if _, i = memberKey(b, SkipSpace(b, i+1)); i < 0 {
 						return -1
 					}
 				} else {
@@ -218,7 +225,9 @@ func valueEnd(b []byte, i, depth int) int {
 	}
 }
 
-func skipSpace(b []byte, i int) int {
+// SkipSpace is the index of the first byte of b at or after i that is not
+// JSON white space (len(b) when there is none).
+func SkipSpace(b []byte, i int) int {
 	for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t') {
 		i++
 	}
@@ -235,7 +244,7 @@ func memberKey(b []byte, i int) (keyEnd, next int) {
 	if keyEnd = stringEnd(b, i); keyEnd < 0 {
 		return 0, -1
 	}
-	if i = skipSpace(b, keyEnd); i >= len(b) || b[i] != ':' {
+	if i = SkipSpace(b, keyEnd); i >= len(b) || b[i] != ':' {
 		return 0, -1
 	}
 	return keyEnd, i + 1

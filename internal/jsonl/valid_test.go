@@ -131,7 +131,7 @@ func FuzzElements(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		open := skipSpace(b, 0)
+		open := SkipSpace(b, 0)
 		if open >= len(b) || b[open] != '[' {
 			if _, end := Elements(b, open, nil); end != -1 {
 				t.Fatalf("Elements(%q) of no array ended at %d", b, end)
@@ -139,7 +139,7 @@ func FuzzElements(f *testing.F) {
 			return
 		}
 		elements, end := Elements(b, open, nil)
-		valid := end >= 0 && skipSpace(b, end) == len(b)
+		valid := end >= 0 && SkipSpace(b, end) == len(b)
 		if want := json.Valid(b); valid != want {
 			t.Fatalf("Elements(%q) valid = %v, json.Valid %v", b, valid, want)
 		}

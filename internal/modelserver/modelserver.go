@@ -208,7 +208,7 @@ func readObject(r *http.Request) (body []byte, checked bool, err error) {
 	if err != nil {
 		return nil, false, fmt.Errorf("reading the request body: %w", err)
 	}
-	if isObject(body) && jsonl.Valid(body) {
+	if jsonl.OpensObject(body) && jsonl.Valid(body) {
 		return body, true, nil
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
@@ -216,7 +216,7 @@ func readObject(r *http.Request) (body []byte, checked bool, err error) {
 	if err := server.DecodeJSON(r, &v); err != nil {
 		return nil, false, err
 	}
-	if isObject(v) {
+	if jsonl.OpensObject(v) {
 		return body, false, nil // JSON that gjson is stricter about than Python
 	}
 	return nil, false, &server.ValidationError{Details: []server.ValidationDetail{{
@@ -232,17 +232,6 @@ func callInfo(r *http.Request, stream bool) CallInfo {
 		TokenCapture: server.TokenCapture(r),
 		Stream:       stream,
 	}
-}
-
-func isObject(body []byte) bool {
-	for _, c := range body {
-		switch c {
-		case ' ', '\t', '\r', '\n':
-			continue
-		}
-		return c == '{'
-	}
-	return false
 }
 
 func statusOf(res *Result) int {

@@ -22,7 +22,7 @@ func SetModel(body []byte, model string) ([]byte, error) {
 	if !jsonl.Valid(body) {
 		return nil, &InvalidError{Reason: "request body is not valid JSON"}
 	}
-	if !startsObject(body) {
+	if !jsonl.OpensObject(body) {
 		return nil, &InvalidError{Reason: "request body must be a JSON object"}
 	}
 	return SetModelChecked(body, model), nil
@@ -40,7 +40,7 @@ func SetModelChecked(body []byte, model string) []byte {
 		}
 	}
 	// Whitespace may follow the object; the member goes inside its braces.
-	open := len(body) - len(bytes.TrimLeft(body, " \t\r\n"))
+	open := jsonl.SkipSpace(body, 0)
 	end := len(bytes.TrimRight(body, " \t\r\n")) - 1 // offset of '}'
 	b := make([]byte, 0, len(body)+len(q)+len(`,"model":`))
 	b = append(b, body[:end]...)
@@ -50,12 +50,6 @@ func SetModelChecked(body []byte, model string) []byte {
 	b = append(b, `"model":`...)
 	b = append(b, q...)
 	return append(b, body[end:]...)
-}
-
-// startsObject reports whether valid JSON is an object.
-func startsObject(body []byte) bool {
-	t := bytes.TrimLeft(body, " \t\r\n")
-	return len(t) > 0 && t[0] == '{'
 }
 
 // MergeUnder merges extra (a server's extra_body) under the request: a

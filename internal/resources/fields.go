@@ -1,7 +1,6 @@
 package resources
 
 import (
-	"bytes"
 	"encoding/json"
 	"math"
 	"strconv"
@@ -92,10 +91,9 @@ func objectOf(body []byte, members []jsonl.Member) map[string]json.RawMessage {
 }
 
 // requireObject refuses a body server.DecodeJSON has read unless it is an
-// object, as decoding it into a model would. A valid body is an object when
-// it opens with a brace.
+// object, as decoding it into a model would.
 func requireObject(body json.RawMessage) error {
-	if trimmed := bytes.TrimLeft(body, " \t\r\n"); len(trimmed) == 0 || trimmed[0] != '{' {
+	if !jsonl.OpensObject(body) {
 		return notAnObject(body)
 	}
 	return nil

@@ -1,7 +1,6 @@
 package simpleagent
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -98,7 +97,7 @@ type params struct {
 // bodyParams is a request body as params, with the members
 // server.DecodeJSONObject found.
 func bodyParams(body []byte, members []jsonl.Member, object bool) params {
-	return params{doc: body, start: skipSpace(body), end: len(body), members: members, object: object}
+	return params{doc: body, start: jsonl.SkipSpace(body, 0), end: len(body), members: members, object: object}
 }
 
 // readParams reads the valid JSON value that starts at doc[start].
@@ -135,12 +134,6 @@ func checkParams(p params, loc []any) error {
 		}
 	}
 	return nil
-}
-
-// skipSpace is the index of the first byte of b that is not JSON white
-// space.
-func skipSpace(b []byte) int {
-	return len(b) - len(bytes.TrimLeft(b, " \t\r\n"))
 }
 
 // episode is one run of the tool loop. Items stay raw JSON, so what the
@@ -348,7 +341,7 @@ func parseTurn(body []byte) (turn, error) {
 		return turn{}, errors.New("output is not a list")
 	}
 	// The turn's strings are cut from one copy of the response.
-	open := skipSpace(body)
+	open := jsonl.SkipSpace(body, 0)
 	t := turn{raw: string(body[open:])}
 	t.output = jsonl.Span{Start: members[output].ValueStart - open, End: members[output].ValueEnd - open}
 	cut := func(start, end int) string { return t.raw[start-open : end-open] }
