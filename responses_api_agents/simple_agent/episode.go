@@ -100,12 +100,12 @@ func bodyParams(body []byte, members []jsonl.Member, object bool) params {
 	return params{doc: body, start: jsonl.SkipSpace(body, 0), end: len(body), members: members, object: object}
 }
 
-// readParams reads the valid JSON value that starts at doc[start].
-func readParams(doc []byte, start int, scratch []jsonl.Member) params {
-	p := params{doc: doc, start: start, end: len(doc)}
-	if start < len(doc) && doc[start] == '{' {
-		p.members, p.end = jsonl.MembersAt(doc, start, scratch)
-		p.object = true
+// memberParams is the value of m, a member of the valid object in doc, as
+// params.
+func memberParams(doc []byte, m jsonl.Member, scratch []jsonl.Member) params {
+	p := params{doc: doc, start: m.ValueStart, end: m.ValueEnd}
+	if p.object = doc[m.ValueStart] == '{'; p.object {
+		p.members, _ = jsonl.MembersAt(doc, m.ValueStart, scratch)
 	}
 	return p
 }

@@ -119,10 +119,8 @@ func runParams(r params) ([]byte, error) {
 	if i < 0 {
 		return nil, invalid("missing", []any{"body", "responses_create_params"}, "Field required", json.RawMessage(row))
 	}
-	m := r.members[i]
 	var scratch [16]jsonl.Member
-	p := readParams(row, m.ValueStart, scratch[:0])
-	p.end = m.ValueEnd
+	p := memberParams(row, r.members[i], scratch[:0])
 	if err := checkParams(p, []any{"body", "responses_create_params"}); err != nil {
 		return nil, err
 	}
