@@ -1,8 +1,6 @@
 package openai
 
 import (
-	"strings"
-
 	"github.com/nemo-gym-go/gym/internal/jsonl"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
@@ -40,16 +38,21 @@ type Usage struct {
 	Reasoning  Count // output_tokens_details.reasoning_tokens
 }
 
-// usageFields names where each count sits in one API's usage object.
-type usageFields struct{ input, output, cached, cacheWrite, reasoning string }
+// usagePath is where one count sits in a usage object: at key, or at
+// inner in key's object when inner is set.
+type usagePath struct{ key, inner string }
+
+// usageFields are where each count sits in one API's usage object, in
+// Usage's order: input, output, total, cached, cache write, reasoning.
+type usageFields [6]usagePath
 
 var (
-	responsesUsageFields = usageFields{"input_tokens", "output_tokens",
-		"input_tokens_details.cached_tokens", "input_tokens_details.cache_write_tokens", "output_tokens_details.reasoning_tokens"}
+	responsesUsageFields = usageFields{{"input_tokens", ""}, {"output_tokens", ""}, {"total_tokens", ""},
+		{"input_tokens_details", "cached_tokens"}, {"input_tokens_details", "cache_write_tokens"}, {"output_tokens_details", "reasoning_tokens"}}
 	// Providers that report cache writes on Chat Completions put them in
 	// prompt_tokens_details.cache_write_tokens.
-	chatUsageFields = usageFields{"prompt_tokens", "completion_tokens",
-		"prompt_tokens_details.cached_tokens", "prompt_tokens_details.cache_write_tokens", "completion_tokens_details.reasoning_tokens"}
+	chatUsageFields = usageFields{{"prompt_tokens", ""}, {"completion_tokens", ""}, {"total_tokens", ""},
+		{"prompt_tokens_details", "cached_tokens"}, {"prompt_tokens_details", "cache_write_tokens"}, {"completion_tokens_details", "reasoning_tokens"}}
 )
 
 // ParseResponsesUsage reads a Responses `usage` object. Anything that is
@@ -67,23 +70,21 @@ func parseUsage(usageJSON []byte, f usageFields) Usage {
 	if !valid || !object {
 		return Usage{}
 	}
-	// Each count is at a key or at details.key, read as gjson.Get reads
-	// the path: details.key is key in the first member named details that
-	// has it. All six are looked for in one pass over the members.
-	paths := [...]string{f.input, f.output, "total_tokens", f.cached, f.cacheWrite, f.reasoning}
-	var counts [len(paths)]Count
-	var found [len(paths)]bool
+	// Each count is read as gjson.Get reads its path: key.inner is inner
+	// in the first member named key that has it. All six are looked for in
+	// one pass over the members.
+	var counts [len(f)]Count
+	var found [len(f)]bool
 	var detailsScratch [8]jsonl.Member
 	for _, m := range members {
 		name := m.Name(usageJSON)
 		var details []jsonl.Member
 		detailsRead := false
-		for i, path := range paths {
-			outer, inner, nested := strings.Cut(path, ".")
-			if found[i] || string(name) != outer {
+		for i, path := range f {
+			if found[i] || string(name) != path.key {
 				continue
 			}
-			if !nested {
+			if path.inner == "" {
 				counts[i], found[i] = countOf(gjson.ParseBytes(m.Value(usageJSON))), true
 				continue
 			}
@@ -95,7 +96,7 @@ func parseUsage(usageJSON []byte, f usageFields) Usage {
 				}
 				detailsRead = true
 			}
-			if j := jsonl.Lookup(usageJSON, details, inner); j >= 0 {
+			if j := jsonl.Lookup(usageJSON, details, path.inner); j >= 0 {
 				counts[i], found[i] = countOf(gjson.ParseBytes(details[j].Value(usageJSON))), true
 			}
 		}

@@ -128,14 +128,15 @@ func gjsonUsage(usageJSON []byte, f usageFields) Usage {
 	if !u.IsObject() {
 		return Usage{}
 	}
-	return Usage{
-		Input:      countOf(u.Get(f.input)),
-		Output:     countOf(u.Get(f.output)),
-		Total:      countOf(u.Get("total_tokens")),
-		Cached:     countOf(u.Get(f.cached)),
-		CacheWrite: countOf(u.Get(f.cacheWrite)),
-		Reasoning:  countOf(u.Get(f.reasoning)),
+	var counts [len(f)]Count
+	for i, p := range f {
+		path := p.key
+		if p.inner != "" {
+			path += "." + p.inner
+		}
+		counts[i] = countOf(u.Get(path))
 	}
+	return Usage{Input: counts[0], Output: counts[1], Total: counts[2], Cached: counts[3], CacheWrite: counts[4], Reasoning: counts[5]}
 }
 
 // FuzzParseUsage holds parseUsage to gjsonUsage for both APIs' fields.
@@ -151,7 +152,7 @@ func FuzzParseUsage(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		for _, fields := range []usageFields{responsesUsageFields, chatUsageFields} {
 			if got, want := parseUsage(b, fields), gjsonUsage(b, fields); got != want {
-				t.Fatalf("parseUsage(%q, %s) = %+v, gjson's paths %+v", b, fields.input, got, want)
+				t.Fatalf("parseUsage(%q, %s) = %+v, gjson's paths %+v", b, fields[0].key, got, want)
 			}
 		}
 	})
