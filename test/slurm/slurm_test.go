@@ -209,7 +209,7 @@ func TestShardedSubmissionEqualsALocalRun(t *testing.T) {
 	c := startCluster(t)
 	gym := buildGym(t)
 	work := t.TempDir()
-	// 2,000 repeats of each of the 10 rows, a few at a time: shards that
+	// 2,000 repeats of each of the 10 rows, one at a time: shards that
 	// run long enough to be stopped in the middle.
 	const repeats = "2000"
 	if err := os.WriteFile(filepath.Join(work, "submit.yaml"), []byte(`services: {}
@@ -219,7 +219,7 @@ driver:
   policy_model_type: replay_model
   benchmarks:
     mcqa:
-      run: {config_paths: [benchmarks/mcqa_example/config.yaml], split: benchmark, num_repeats: `+repeats+`, num_samples_in_parallel: 4}
+      run: {config_paths: [benchmarks/mcqa_example/config.yaml], split: benchmark, num_repeats: `+repeats+`, num_samples_in_parallel: 1}
 job: {output_path: results}
 `), 0o644); err != nil {
 		t.Fatal(err)
@@ -229,40 +229,33 @@ job: {output_path: results}
 	b := rec.Benchmarks[0]
 	shardFile := func(i int) string { return filepath.Join(b.JobDir, "artifacts", "shard_"+strconv.Itoa(i)+".jsonl") }
 	// Shards 1 and 2 are stopped once they have written some of their
-	// rollouts and not all.
-	written, totals := map[int]int{}, map[int]int{}
-	for _, stop := range []struct {
-		shard int
-		how   []string
-	}{
-		{1, []string{"scancel", "--signal=KILL", b.JobID + "_1.0"}},
-		{2, []string{"scontrol", "requeue", b.JobID + "_2"}},
-	} {
-		inputs := strings.TrimSuffix(shardFile(stop.shard), ".jsonl") + "_materialized_inputs.jsonl"
-		c.waitFor(t, fmt.Sprintf("shard %d to be half way", stop.shard), func() bool {
-			n, total := lineCount(shardFile(stop.shard)), lineCount(inputs)
-			if total > 0 && n >= total {
-				t.Fatalf("shard %d finished before it could be stopped", stop.shard)
-			}
-			return n >= 200
-		})
-		// On a loaded machine slurmctld can still hold the shard's step as
-		// pending for a moment after the shard has written its lines.
-		for try := 0; ; try++ {
-			cmd := exec.Command(stop.how[0], stop.how[1:]...)
-			cmd.Env = append(os.Environ(), "SLURM_CONF="+c.conf)
-			out, err := cmd.CombinedOutput()
-			if err == nil {
-				break
-			}
-			if try == 50 || !strings.Contains(string(out), "pending execution") {
-				t.Fatalf("%s: %v\n%s", strings.Join(stop.how, " "), err, out)
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
-		written[stop.shard], totals[stop.shard] = lineCount(shardFile(stop.shard)), lineCount(inputs)
-		t.Logf("shard %d stopped (%s) with %d of its %d rollouts written", stop.shard, strings.Join(stop.how, " "), written[stop.shard], totals[stop.shard])
+	// rollouts and not all. Both are watched at once and each is stopped
+	// the moment it is under way: the array's shards run side by side, so
+	// waiting for one before watching the other can let the other finish.
+	stops := map[int][]string{
+		1: {"scancel", "--signal=KILL", b.JobID + "_1.0"},
+		2: {"scontrol", "requeue", b.JobID + "_2"},
 	}
+	written, totals := map[int]int{}, map[int]int{}
+	c.waitFor(t, "shards 1 and 2 to be under way", func() bool {
+		for shard, how := range stops {
+			if _, stopped := written[shard]; stopped {
+				continue
+			}
+			inputs := strings.TrimSuffix(shardFile(shard), ".jsonl") + "_materialized_inputs.jsonl"
+			n, total := lineCount(shardFile(shard)), lineCount(inputs)
+			if total > 0 && n >= total {
+				t.Fatalf("shard %d finished before it could be stopped", shard)
+			}
+			if n < 100 {
+				continue
+			}
+			c.stopShard(t, how)
+			written[shard], totals[shard] = lineCount(shardFile(shard)), lineCount(inputs)
+			t.Logf("shard %d stopped (%s) with %d of its %d rollouts written", shard, strings.Join(how, " "), written[shard], totals[shard])
+		}
+		return len(written) == len(stops)
+	})
 	c.waitFor(t, "the shards and their merge to finish", func() bool {
 		c.startRequeued(t, b.JobID+"_1", b.JobID+"_2")
 		return c.run(t, "squeue", "-h", "-j", b.JobID+","+b.AggregateJobID) == ""
@@ -343,6 +336,25 @@ job: {output_path: results}
 	}
 	if string(gotMetrics) != string(wantMetrics) {
 		t.Errorf("metrics of the sharded run:\n%s\nof the local run:\n%s", gotMetrics, wantMetrics)
+	}
+}
+
+// stopShard runs a Slurm command that stops a shard. On a loaded machine
+// slurmctld can still hold the shard's step as pending for a moment after
+// the shard has written its lines, so that refusal is retried.
+func (c *cluster) stopShard(t *testing.T, how []string) {
+	t.Helper()
+	for try := 0; ; try++ {
+		cmd := exec.Command(how[0], how[1:]...)
+		cmd.Env = append(os.Environ(), "SLURM_CONF="+c.conf)
+		out, err := cmd.CombinedOutput()
+		if err == nil {
+			return
+		}
+		if try == 50 || !strings.Contains(string(out), "pending execution") {
+			t.Fatalf("%s: %v\n%s", strings.Join(how, " "), err, out)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
 
