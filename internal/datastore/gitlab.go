@@ -242,22 +242,16 @@ func (g *GitLab) Download(ctx context.Context, u, out string) error {
 			return hub.Transient{Err: err}
 		}
 		defer resp.Body.Close()
-		flags := os.O_WRONLY | os.O_CREATE
+		resumed, err := hub.Resumed(resp, part, have)
+		if err != nil {
+			return err
+		}
 		total := int64(-1)
-		switch {
-		case resp.StatusCode == http.StatusPartialContent && have > 0:
-			if !strings.HasPrefix(resp.Header.Get("Content-Range"), "bytes "+strconv.FormatInt(have, 10)+"-") {
-				os.Remove(part)
-				return hub.Transient{Err: errors.New("the server resumed at another offset; starting again")}
-			}
-			flags |= os.O_APPEND
+		if resumed {
 			if i := strings.LastIndexByte(resp.Header.Get("Content-Range"), '/'); i >= 0 {
 				total, _ = strconv.ParseInt(resp.Header.Get("Content-Range")[i+1:], 10, 64)
 			}
-		case resp.StatusCode == http.StatusRequestedRangeNotSatisfiable:
-			os.Remove(part)
-			return hub.Transient{Err: errors.New("the partial download no longer matches; starting again")}
-		default:
+		} else {
 			if err := g.statusError(u, resp, func(status int) string {
 				if status == http.StatusNotFound {
 					return "the dataset version has no such file (check +artifact_fpath)"
@@ -266,7 +260,6 @@ func (g *GitLab) Download(ctx context.Context, u, out string) error {
 			}); err != nil {
 				return err
 			}
-			flags |= os.O_TRUNC
 			have = 0
 			total = resp.ContentLength
 		}
@@ -278,19 +271,10 @@ func (g *GitLab) Download(ctx context.Context, u, out string) error {
 		if err := os.WriteFile(part+".etag", []byte(validator), 0o644); err != nil {
 			return err
 		}
-		f, err := os.OpenFile(part, flags, 0o644)
-		if err != nil {
-			return err
-		}
 		meter := g.meter("Downloading "+path.Base(out), total)
 		meter.Add(have)
-		_, copyErr := io.Copy(f, &progress.Reader{R: resp.Body, Meter: meter})
-		meter.Finish()
-		if err := f.Close(); err != nil {
+		if err := hub.WritePart(part, resumed, resp.Body, meter); err != nil {
 			return err
-		}
-		if copyErr != nil {
-			return hub.Transient{Err: copyErr}
 		}
 		if got := jsonl.FileSize(part); total >= 0 && got != total {
 			return hub.Transient{Err: fmt.Errorf("the download stopped at %d of %d bytes", got, total)}

@@ -551,39 +551,22 @@ func (c *Client) fetchInto(ctx context.Context, fileURL string, m meta, part str
 		return Transient{err}
 	}
 	defer resp.Body.Close()
-	flags := os.O_WRONLY | os.O_CREATE
-	switch {
-	case resp.StatusCode == http.StatusPartialContent && have > 0:
-		if !strings.HasPrefix(resp.Header.Get("Content-Range"), "bytes "+strconv.FormatInt(have, 10)+"-") {
-			os.Remove(part)
-			return Transient{errors.New("the server resumed at another offset; starting again")}
-		}
-		flags |= os.O_APPEND
-	case resp.StatusCode == http.StatusRequestedRangeNotSatisfiable:
-		os.Remove(part)
-		return Transient{errors.New("the partial download no longer matches; starting again")}
-	default:
-		if err := c.statusError(fileURL, resp, nil); err != nil {
-			return err
-		}
-		flags |= os.O_TRUNC
-	}
-	f, err := os.OpenFile(part, flags, 0o644)
+	resumed, err := Resumed(resp, part, have)
 	if err != nil {
 		return err
 	}
+	if !resumed {
+		if err := c.statusError(fileURL, resp, nil); err != nil {
+			return err
+		}
+	}
 	// Named by the Hub's URL: the storage's path is a content hash.
 	meter := c.meter("Downloading "+path.Base(fileURL), m.size)
-	if flags&os.O_APPEND != 0 {
+	if resumed {
 		meter.Add(have)
 	}
-	_, copyErr := io.Copy(f, &progress.Reader{R: resp.Body, Meter: meter})
-	meter.Finish()
-	if err := f.Close(); err != nil {
+	if err := WritePart(part, resumed, resp.Body, meter); err != nil {
 		return err
-	}
-	if copyErr != nil {
-		return Transient{copyErr}
 	}
 	if m.size >= 0 && jsonl.FileSize(part) < m.size {
 		return Transient{fmt.Errorf("the download stopped at %d of %d bytes", jsonl.FileSize(part), m.size)}
