@@ -4,8 +4,10 @@
 # time (p50, p99 and what each adds over direct), then throughput at 256
 # concurrent clients (req/s and its ratio to direct, in rounds with the
 # targets in turn) and the proxy process's CPU time per request, read from
-# /proc (in 10 ms ticks, so short runs are coarse). Beside gym: direct, a
-# bare httputil.ReverseProxy (the floor of any Go hop) and Debian's nginx
+# /proc (in 10 ms ticks, so short runs are coarse). Beside gym: direct,
+# gym-floor (a proxy that only reads each body and posts it on, on gym's
+# own HTTP/1.1 server and transport: the floor of gym's stack), a bare
+# httputil.ReverseProxy (the floor of a net/http hop) and Debian's nginx
 # as a plain keep-alive reverse proxy. Run as root, the script installs
 # nginx when it is missing; otherwise nginx is skipped, with a message.
 #

@@ -256,6 +256,21 @@ func Serve(ctx context.Context, rt *Runtime, h http.Handler, stdout io.Writer) e
 	return nil
 }
 
+// ServeBare serves h on ln over the HTTP/1.1 loop Serve uses, with nothing
+// around it (no middleware, session, connection limit or grace period),
+// until ctx ends. It is the floor of gym's HTTP stack, for benchmarks that
+// measure what a server's own work costs on top of it.
+func ServeBare(ctx context.Context, ln net.Listener, h http.Handler) error {
+	h1 := newH1Server(&http.Server{Handler: h})
+	stop := context.AfterFunc(ctx, func() { h1.Close() })
+	defer stop()
+	err := h1.Serve(ln)
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
 func loggerOf(rt *Runtime) *slog.Logger {
 	if rt.Logger != nil {
 		return rt.Logger

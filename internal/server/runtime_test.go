@@ -645,3 +645,37 @@ func TestGCBudget(t *testing.T) {
 		t.Errorf("GOGC %d after stop (set %v), want the process's 150", current, set)
 	}
 }
+
+// ServeBare answers with the handler alone, and returns nil once its
+// context ends.
+func TestServeBare(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() {
+		served <- ServeBare(ctx, ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Write([]byte("bare " + r.URL.Path))
+		}))
+	}()
+	resp, err := http.Get("http://" + ln.Addr().String() + "/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(body) != "bare /x" || resp.Header.Get("Set-Cookie") != "" {
+		t.Errorf("answer %q, Set-Cookie %q: want the handler's alone", body, resp.Header.Get("Set-Cookie"))
+	}
+	cancel()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Errorf("ServeBare: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("ServeBare did not return after its context ended")
+	}
+}

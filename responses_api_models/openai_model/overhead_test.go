@@ -2,6 +2,7 @@ package openaimodel
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -53,7 +54,8 @@ type overheadTarget struct {
 
 // TestOverhead measures what a proxy in front of an instant upstream costs,
 // each proxy a process of its own as in a deployment: the upstream, gym's
-// openai_model (`gym serve`), the floor of any Go hop (a bare
+// openai_model (`gym serve`), the floor of gym's own HTTP stack under it
+// (floorProxy), the floor of any net/http hop (a bare
 // httputil.ReverseProxy) and, when given, nginx as a plain keep-alive
 // reverse proxy. It reports, per target, p50 and p99 latency one request at
 // a time (in turn across targets) and what each adds over direct; then
@@ -82,6 +84,8 @@ func TestOverhead(t *testing.T) {
 		addr, pid := startGymProcess(t, *overheadGym, upstream, "")
 		targets = append(targets, &overheadTarget{name: "gym", url: "http://" + addr + gymPath, pids: fixed(pid)})
 	}
+	floorAddr, floorPid := startRole(t, "gym-floor", []string{"GYM_OVERHEAD_UPSTREAM=" + upstream})
+	targets = append(targets, &overheadTarget{name: "gym-floor", url: "http://" + floorAddr + "/v1/responses", pids: fixed(floorPid)})
 	bareAddr, barePid := startRole(t, "bare", []string{"GYM_OVERHEAD_UPSTREAM=" + upstream})
 	targets = append(targets, &overheadTarget{name: "bare-proxy", url: "http://" + bareAddr + "/v1/responses", pids: fixed(barePid)})
 	if *overheadNginx != "" {
@@ -365,8 +369,9 @@ func childrenOf(pid int) []int {
 
 // TestOverheadRole is not a test: TestOverhead runs the test binary with
 // roleEnv set to serve one of its processes — the instant upstream, the
-// bare reverse proxy, or (with a CPU profile) gym's openai_model server
-// exactly as `gym serve` runs it — until interrupted.
+// floor proxy on gym's stack, the bare reverse proxy, or (with a CPU
+// profile) gym's openai_model server exactly as `gym serve` runs it —
+// until interrupted.
 func TestOverheadRole(t *testing.T) {
 	role := os.Getenv(roleEnv)
 	if role == "" {
@@ -387,6 +392,17 @@ func TestOverheadRole(t *testing.T) {
 			defer pprof.StopCPUProfile()
 		}
 		if err := server.Main(ctx, os.LookupEnv, os.Stdout); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if role == "gym-floor" {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Printf("%s listening on http://%s\n", role, ln.Addr())
+		if err := server.ServeBare(ctx, ln, floorProxy(os.Getenv("GYM_OVERHEAD_UPSTREAM")+"/v1/responses")); err != nil {
 			t.Fatal(err)
 		}
 		return
@@ -422,4 +438,43 @@ func TestOverheadRole(t *testing.T) {
 		srv.Close()
 	}()
 	srv.Serve(ln)
+}
+
+// floorProxy is the least a Go proxy on gym's own HTTP stack does: each
+// request's body read whole and posted to upstream over gym's plain-http
+// transport, the answer read whole and sent back. Served by
+// server.ServeBare, it is the floor under openai_model: the same loopback
+// exchanges without the model server's work (the body's checks and
+// edits, sessions, timeouts and retries, the reasoning fix).
+func floorProxy(upstream string) http.Handler {
+	var d net.Dialer
+	transport := server.PlainHTTPTransport(d.DialContext, 0, 0, nil)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := server.ReadAll(r.Body, r.ContentLength)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		req, err := http.NewRequestWithContext(r.Context(), http.MethodPost, upstream, bytes.NewReader(body))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := transport.RoundTrip(req)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		answer, err := server.ReadAll(resp.Body, resp.ContentLength)
+		resp.Body.Close()
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
+		w.Header().Set("Content-Length", strconv.Itoa(len(answer)))
+		w.WriteHeader(resp.StatusCode)
+		w.Write(answer)
+	})
 }
