@@ -23,7 +23,6 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/nemo-gym-go/gym/internal/config/tree"
 	"github.com/nemo-gym-go/gym/internal/extsort"
@@ -156,7 +155,7 @@ func decode(raw []byte) (map[string]any, string) {
 	for _, member := range members {
 		switch k := member.Name(raw); string(k) {
 		case "_ng_task_index", "_ng_rollout_index", "stage_index", "_ng_rollout_id", "ng_trajectory":
-			m[string(k)] = value(inPlace(member.Value(raw)))
+			m[string(k)] = value(jsonl.ParseInPlace(member.Value(raw)))
 		case "response":
 			// Most of a transcript: its members are found without
 			// reading their values as gjson would.
@@ -169,7 +168,7 @@ func decode(raw []byte) (map[string]any, string) {
 			resp := map[string]any{}
 			for _, im := range inner {
 				if string(im.Name(v)) == "usage" {
-					resp["usage"] = value(inPlace(im.Value(v)))
+					resp["usage"] = value(jsonl.ParseInPlace(im.Value(v)))
 				}
 			}
 			m["response"] = resp
@@ -177,10 +176,6 @@ func decode(raw []byte) (map[string]any, string) {
 	}
 	return m, ""
 }
-
-// inPlace reads a value without copying it: value copies out every
-// string it keeps.
-func inPlace(b []byte) gjson.Result { return gjson.Parse(unsafe.String(unsafe.SliceData(b), len(b))) }
 
 // value builds what encoding/json's decoding into any with UseNumber
 // builds from a validated value, without its second scan: objects keep

@@ -1,8 +1,6 @@
 package openai
 
 import (
-	"unsafe"
-
 	"github.com/tidwall/gjson"
 
 	"github.com/nemo-gym-go/gym/internal/jsonl"
@@ -28,9 +26,9 @@ const reasoningTextType = `"reasoning_text"`
 // something to edit: gjson reads invalid JSON without failing, and edits
 // found in it are dropped.
 func FixProviderReasoning(resp []byte) []byte {
-	// Read in place: gjson.GetBytes copies the value it finds, and output
-	// is most of an answer. Nothing here outlives resp or writes to it.
-	output := gjson.Get(unsafe.String(unsafe.SliceData(resp), len(resp)), "output")
+	// In place: output is most of an answer, and nothing read here
+	// outlives resp or writes to it.
+	output := jsonl.GetInPlace(resp, "output")
 	if !output.IsArray() {
 		return resp
 	}

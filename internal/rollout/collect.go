@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unsafe"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
@@ -384,7 +383,7 @@ func (r *route) read(name, value []byte, seen *[len(routeNames)]bool) {
 			continue
 		}
 		seen[i] = true
-		v := gjson.Parse(unsafe.String(unsafe.SliceData(value), len(value)))
+		v := jsonl.ParseInPlace(value)
 		switch i {
 		case 0:
 			r.noPersist = v.Bool()

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"os"
-	"unsafe"
 
 	"github.com/tidwall/gjson"
 
@@ -61,7 +60,7 @@ func (r *record) peek(name string) gjson.Result {
 	if v == nil {
 		return gjson.Result{}
 	}
-	return gjson.Parse(unsafe.String(unsafe.SliceData(v), len(v)))
+	return jsonl.ParseInPlace(v)
 }
 
 // key reads the row's key; ok is false when either index is missing or
