@@ -144,7 +144,8 @@ func skippedResult(withResponse []byte, reward float64) ([]byte, error) {
 // checkVerifyResponse holds the /verify reply to SimpleAgentVerifyResponse:
 // the collector needs the request, the response and a numeric reward.
 func checkVerifyResponse(body []byte) error {
-	v := gjson.ParseBytes(body)
+	// In place: nothing read here outlives the call.
+	v := jsonl.ParseInPlace(body)
 	if !v.IsObject() {
 		return fmt.Errorf("the resources server's /verify reply is not a JSON object: %s", short(body))
 	}

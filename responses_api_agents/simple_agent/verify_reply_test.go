@@ -27,3 +27,17 @@ func TestCheckVerifyResponse(t *testing.T) {
 		}
 	}
 }
+
+// A good reply is read where it lies: every rollout gets one, holding the
+// whole transcript, and copying it to read three members was an
+// allocation the size of the reply.
+func TestCheckVerifyResponseAllocatesNothing(t *testing.T) {
+	body := []byte(`{"responses_create_params":{"input":"q"},"response":{"output":[{"type":"message","content":[{"type":"output_text","text":"an answer"}]}]},"reward":1.0}`)
+	if allocs := testing.AllocsPerRun(20, func() {
+		if err := checkVerifyResponse(body); err != nil {
+			t.Fatal(err)
+		}
+	}); allocs != 0 {
+		t.Errorf("%v allocations per reply, want 0", allocs)
+	}
+}
