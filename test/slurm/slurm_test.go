@@ -229,33 +229,49 @@ job: {output_path: results}
 	b := rec.Benchmarks[0]
 	shardFile := func(i int) string { return filepath.Join(b.JobDir, "artifacts", "shard_"+strconv.Itoa(i)+".jsonl") }
 	// Shards 1 and 2 are stopped once they have written some of their
-	// rollouts and not all. Both are watched at once and each is stopped
-	// the moment it is under way: the array's shards run side by side, so
-	// waiting for one before watching the other can let the other finish.
+	// rollouts and not all, each watched on its own: the array's shards
+	// run side by side, and slurmctld can take seconds to accept a stop,
+	// long enough for a shard nobody is watching to finish.
 	stops := map[int][]string{
 		1: {"scancel", "--signal=KILL", b.JobID + "_1.0"},
 		2: {"scontrol", "requeue", b.JobID + "_2"},
 	}
-	written, totals := map[int]int{}, map[int]int{}
-	c.waitFor(t, "shards 1 and 2 to be under way", func() bool {
-		for shard, how := range stops {
-			if _, stopped := written[shard]; stopped {
-				continue
-			}
+	type stop struct {
+		shard, written, total int
+		err                   error
+	}
+	stopped := make(chan stop, len(stops))
+	deadline := time.Now().Add(time.Minute)
+	for shard, how := range stops {
+		go func() {
 			inputs := strings.TrimSuffix(shardFile(shard), ".jsonl") + "_materialized_inputs.jsonl"
-			n, total := lineCount(shardFile(shard)), lineCount(inputs)
-			if total > 0 && n >= total {
-				t.Fatalf("shard %d finished before it could be stopped", shard)
+			for {
+				n, total := lineCount(shardFile(shard)), lineCount(inputs)
+				switch {
+				case total > 0 && n >= total:
+					stopped <- stop{shard: shard, err: fmt.Errorf("shard %d finished before it could be stopped", shard)}
+					return
+				case n >= 100:
+					err := c.stopShard(how)
+					stopped <- stop{shard, lineCount(shardFile(shard)), lineCount(inputs), err}
+					return
+				case time.Now().After(deadline):
+					stopped <- stop{shard: shard, err: fmt.Errorf("timed out waiting for shard %d to be under way", shard)}
+					return
+				}
+				time.Sleep(50 * time.Millisecond)
 			}
-			if n < 100 {
-				continue
-			}
-			c.stopShard(t, how)
-			written[shard], totals[shard] = lineCount(shardFile(shard)), lineCount(inputs)
-			t.Logf("shard %d stopped (%s) with %d of its %d rollouts written", shard, strings.Join(how, " "), written[shard], totals[shard])
+		}()
+	}
+	written, totals := map[int]int{}, map[int]int{}
+	for range stops {
+		s := <-stopped
+		if s.err != nil {
+			t.Fatalf("%v; queue:\n%s", s.err, c.run(t, "squeue"))
 		}
-		return len(written) == len(stops)
-	})
+		written[s.shard], totals[s.shard] = s.written, s.total
+		t.Logf("shard %d stopped (%s) with %d of its %d rollouts written", s.shard, strings.Join(stops[s.shard], " "), s.written, s.total)
+	}
 	c.waitFor(t, "the shards and their merge to finish", func() bool {
 		c.startRequeued(t, b.JobID+"_1", b.JobID+"_2")
 		return c.run(t, "squeue", "-h", "-j", b.JobID+","+b.AggregateJobID) == ""
@@ -342,17 +358,16 @@ job: {output_path: results}
 // stopShard runs a Slurm command that stops a shard. On a loaded machine
 // slurmctld can still hold the shard's step as pending for a moment after
 // the shard has written its lines, so that refusal is retried.
-func (c *cluster) stopShard(t *testing.T, how []string) {
-	t.Helper()
+func (c *cluster) stopShard(how []string) error {
 	for try := 0; ; try++ {
 		cmd := exec.Command(how[0], how[1:]...)
 		cmd.Env = append(os.Environ(), "SLURM_CONF="+c.conf)
 		out, err := cmd.CombinedOutput()
 		if err == nil {
-			return
+			return nil
 		}
 		if try == 50 || !strings.Contains(string(out), "pending execution") {
-			t.Fatalf("%s: %v\n%s", strings.Join(how, " "), err, out)
+			return fmt.Errorf("%s: %v\n%s", strings.Join(how, " "), err, out)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -651,7 +666,11 @@ job: {output_path: `+remote+`}
 			t.Log(jobLogs(b.JobDir))
 		}
 	})
+	// A shard may fail and requeue itself to resume (two shards on this one
+	// node can draw the same random port for a server, as NeMo Gym's
+	// would); Slurm holds a requeued job back a while, the test need not.
 	c.waitFor(t, "the shards and their merge to finish", func() bool {
+		c.startRequeued(t, b.JobID+"_0", b.JobID+"_1")
 		return c.run(t, "squeue", "-h", "-j", b.JobID+","+b.AggregateJobID) == ""
 	}, work)
 	if got := pairs(t, filepath.Join(b.JobDir, "artifacts", "rollouts.jsonl")); len(got) != 10 {
