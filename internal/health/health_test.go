@@ -487,3 +487,19 @@ func TestVerdictsOrder(t *testing.T) {
 		}
 	}
 }
+
+// A verdict line's unobserved list is what the JSON writer made of the
+// check IDs, for every set of checks.
+func TestAppendUnobservedIsTheWritersList(t *testing.T) {
+	for bits := uint32(0); bits < 1<<len(Registry); bits++ {
+		ids := unobservedChecks(bits)
+		if ids == nil {
+			ids = []string{}
+		}
+		w := &jw{}
+		w.value(ids)
+		if got := appendUnobserved(nil, bits); string(got) != string(w.B) {
+			t.Fatalf("bits %b: %s, the writer %s", bits, got, w.B)
+		}
+	}
+}

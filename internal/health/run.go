@@ -755,13 +755,6 @@ func orEmpty(d []kv) []kv {
 	return d
 }
 
-func orEmptyStrings(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
-}
-
 // Report is the line printed after a check (format_health_report).
 func Report(r *Result) string {
 	s := r.summary

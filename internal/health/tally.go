@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/nemo-gym-go/gym/internal/config/tree"
 	"github.com/nemo-gym-go/gym/internal/extsort"
 	"github.com/nemo-gym-go/gym/internal/jsonl"
 )
@@ -373,13 +374,41 @@ func appendVerdictLine(b []byte, r *record) []byte {
 	w.Key("findings")
 	w.B = append(w.B, r.findings...)
 	w.Key("unobserved")
-	w.value(orEmptyStrings(unobservedChecks(r.unobserved)))
+	w.B = appendUnobserved(w.B, r.unobserved)
 	if !r.stage.none {
 		w.Key("stage_index")
 		w.B = r.stage.appendJSON(w.B)
 	}
 	w.Close('}')
 	return append(w.B, '\n')
+}
+
+// quotedCheckIDs are the checks' IDs in Registry order, each encoded once
+// as a verdict line writes it: the line of every rollout without a
+// trajectory lists most of them.
+var quotedCheckIDs = func() [][]byte {
+	q := make([][]byte, len(Registry))
+	for i, c := range Registry {
+		q[i] = tree.AppendOrjsonString(nil, c.ID)
+	}
+	return q
+}()
+
+// appendUnobserved appends the list of the checks bits marks unobserved,
+// in Registry order.
+func appendUnobserved(b []byte, bits uint32) []byte {
+	b = append(b, '[')
+	first := true
+	for i, q := range quotedCheckIDs {
+		if bits&(1<<i) == 0 {
+			continue
+		}
+		if !first {
+			b = append(b, ',')
+		}
+		b, first = append(b, q...), false
+	}
+	return append(b, ']')
 }
 
 // The spilled forms. A key is its kind (0 an integer, 1 a string, 2
