@@ -37,7 +37,8 @@ func decodeWhole(raw []byte) (map[string]any, string) {
 	return m, ""
 }
 
-// checkedPart is what the checks read of a whole record.
+// checkedPart is what the checks read of a whole record: of its usage,
+// only the token counts.
 func checkedPart(m map[string]any) map[string]any {
 	if m == nil {
 		return nil
@@ -52,6 +53,15 @@ func checkedPart(m map[string]any) map[string]any {
 		kept := map[string]any{}
 		if u, ok := resp["usage"]; ok {
 			kept["usage"] = u
+			if usage, ok := u.(map[string]any); ok {
+				tokens := map[string]any{}
+				for _, k := range tokenKeys {
+					if n, ok := usage[k]; ok {
+						tokens[k] = n
+					}
+				}
+				kept["usage"] = tokens
+			}
 		}
 		out["response"] = kept
 	}

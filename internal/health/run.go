@@ -168,13 +168,33 @@ func decode(raw []byte) (map[string]any, string) {
 			resp := map[string]any{}
 			for _, im := range inner {
 				if string(im.Name(v)) == "usage" {
-					resp["usage"] = value(jsonl.ParseInPlace(im.Value(v)))
+					resp["usage"] = usageValue(jsonl.ParseInPlace(im.Value(v)))
 				}
 			}
 			m["response"] = resp
 		}
 	}
 	return m, ""
+}
+
+// tokenKeys are the members of a usage object usageTokens reads.
+var tokenKeys = [...]string{"input_tokens", "prompt_tokens", "output_tokens", "completion_tokens"}
+
+// usageValue is value for a usage object keeping only its tokenKeys (the
+// last of each, as value would): a usage object also has nested details
+// that no check reads, and building their maps was a tenth of a check.
+func usageValue(r gjson.Result) any {
+	if !r.IsObject() {
+		return value(r)
+	}
+	out := map[string]any{}
+	r.ForEach(func(k, v gjson.Result) bool {
+		if slices.Contains(tokenKeys[:], k.Str) {
+			out[strings.Clone(k.Str)] = value(v)
+		}
+		return true
+	})
+	return out
 }
 
 // value builds what encoding/json's decoding into any with UseNumber
