@@ -50,6 +50,9 @@ type CallInfo struct {
 	// (every body but the rare ones only encoding/json accepts), so that
 	// edits such as openai.SetModelChecked need not validate it again.
 	Checked bool
+	// Model is where a checked body's top-level model value is, found in
+	// the same read (Start below 0: it has none), for openai.SetModelAt.
+	Model jsonl.Span
 }
 
 // Result is a backend's successful answer: a whole body, or a stream that
@@ -124,12 +127,12 @@ type backendCall func(ctx context.Context, body []byte, call CallInfo) (*Result,
 
 func (h *handler) route(api streamAPI, fn backendCall) server.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		body, checked, err := readObject(r)
+		body, facts, err := readObject(r)
 		if err != nil {
 			return err
 		}
-		call := callInfo(r, openai.IsStreaming(body))
-		call.Checked = checked
+		call := callInfo(r, facts.stream)
+		call.Checked, call.Model = facts.checked, facts.model
 		res, err := fn(r.Context(), body, call)
 		if err != nil {
 			return h.fail(w, r, err, openAIError)
@@ -198,28 +201,46 @@ func (h *handler) messages(b Backend) server.HandlerFunc {
 	}
 }
 
+// bodyFacts is what a request body's check learns of it: whether it is a
+// JSON object gjson accepts (checked), whether it asks for a stream, and,
+// when checked, where its model value is.
+type bodyFacts struct {
+	checked, stream bool
+	model           jsonl.Span
+}
+
 // readObject reads a request body that must be a JSON object, failing as
-// FastAPI does (422) otherwise, and reports whether gjson validated it.
-// gjson checks the common case several times faster than encoding/json;
-// only a body gjson refuses goes through DecodeJSON, for its FastAPI-shaped
-// error.
-func readObject(r *http.Request) (body []byte, checked bool, err error) {
+// FastAPI does (422) otherwise. The common case is checked and its members
+// found in one read (jsonl.Members), several times faster than
+// encoding/json, and `stream` and `model` are read from the members
+// instead of walking the body again for each; only a body that read
+// refuses goes through DecodeJSON, for its FastAPI-shaped error.
+func readObject(r *http.Request) (body []byte, facts bodyFacts, err error) {
 	body, err = server.ReadAll(r.Body, r.ContentLength)
 	if err != nil {
-		return nil, false, fmt.Errorf("reading the request body: %w", err)
+		return nil, bodyFacts{}, fmt.Errorf("reading the request body: %w", err)
 	}
-	if jsonl.OpensObject(body) && jsonl.Valid(body) {
-		return body, true, nil
+	var scratch [16]jsonl.Member
+	if members, object, valid := jsonl.Members(body, scratch[:0]); object && valid {
+		facts = bodyFacts{checked: true, model: jsonl.Span{Start: -1, End: -1}}
+		if i := jsonl.Lookup(body, members, "stream"); i >= 0 {
+			facts.stream = string(members[i].Value(body)) == "true"
+		}
+		if i := jsonl.Lookup(body, members, "model"); i >= 0 {
+			facts.model = jsonl.Span{Start: members[i].ValueStart, End: members[i].ValueEnd}
+		}
+		return body, facts, nil
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	var v json.RawMessage
 	if err := server.DecodeJSON(r, &v); err != nil {
-		return nil, false, err
+		return nil, bodyFacts{}, err
 	}
 	if jsonl.OpensObject(v) {
-		return body, false, nil // JSON that gjson is stricter about than Python
+		// JSON that gjson is stricter about than Python.
+		return body, bodyFacts{stream: openai.IsStreaming(body)}, nil
 	}
-	return nil, false, &server.ValidationError{Details: []server.ValidationDetail{{
+	return nil, bodyFacts{}, &server.ValidationError{Details: []server.ValidationDetail{{
 		Type: "model_attributes_type", Loc: []any{"body"},
 		Msg: "Input should be a valid dictionary or object to extract fields from", Input: v,
 	}}}

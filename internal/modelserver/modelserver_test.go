@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nemo-gym-go/gym/internal/jsonl"
+	"github.com/nemo-gym-go/gym/internal/openai"
 	"github.com/nemo-gym-go/gym/internal/server"
 )
 
@@ -59,6 +61,8 @@ func post(t *testing.T, url, body string) (*http.Response, string) {
 	return resp, string(data)
 }
 
+var noModel = jsonl.Span{Start: -1, End: -1}
+
 func TestHandlerCallInfo(t *testing.T) {
 	b, url := serveStub(t, func(body []byte, _ CallInfo) (*Result, error) {
 		return &Result{Header: http.Header{"Content-Type": {"application/json"}, "X-Request-Id": {"req_1"}, "Set-Cookie": {"upstream=1"}}, Body: body}, nil
@@ -68,9 +72,9 @@ func TestHandlerCallInfo(t *testing.T) {
 		route      string
 		want       CallInfo
 	}{
-		{"/v1/responses", `{"stream":false}`, "responses", CallInfo{Checked: true}},
-		{"/ng-rollout/17-3-a1/v1/responses", `{"stream":true}`, "responses", CallInfo{RolloutID: "17-3-a1", Stream: true, Checked: true}},
-		{"/ng-rollout/0-0/training-token-capture/v1/chat/completions", `{}`, "chat", CallInfo{RolloutID: "0-0", TokenCapture: true, Checked: true}},
+		{"/v1/responses", `{"stream":false}`, "responses", CallInfo{Checked: true, Model: noModel}},
+		{"/ng-rollout/17-3-a1/v1/responses", `{"stream":true, "model": "m"}`, "responses", CallInfo{RolloutID: "17-3-a1", Stream: true, Checked: true, Model: jsonl.Span{Start: 25, End: 28}}},
+		{"/ng-rollout/0-0/training-token-capture/v1/chat/completions", `{}`, "chat", CallInfo{RolloutID: "0-0", TokenCapture: true, Checked: true, Model: noModel}},
 	}
 	for _, tt := range tests {
 		resp, got := post(t, url+tt.path, tt.body)
@@ -234,4 +238,31 @@ func TestReadObjectAllocatesForWhatArrives(t *testing.T) {
 	if grew := after.TotalAlloc - before.TotalAlloc; grew > 4<<20 {
 		t.Errorf("reading a two-byte body allocated %d bytes", grew)
 	}
+}
+
+// The check's one read finds what IsStreaming and SetModelChecked find by
+// walking the body again: the same stream flag, and the same body with the
+// configured model set.
+func FuzzReadObjectFacts(f *testing.F) {
+	for _, s := range []string{`{}`, `{"stream":true}`, `{"stream":"true","model":1}`, ` {"model" : "a", "model":"b", "stream" :true } `,
+		`{"mod\u0065l":"x","str\u0065am":true}`, `{"a":{"model":"in"},"stream":false}`, `[1]`, `{"stream":true`, `{"model":null}` + "\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		body := []byte(s)
+		r := httptest.NewRequest("POST", "/v1/responses", strings.NewReader(s))
+		got, facts, err := readObject(r)
+		if err != nil {
+			return
+		}
+		if facts.stream != openai.IsStreaming(body) {
+			t.Fatalf("%q: stream %v, IsStreaming %v", s, facts.stream, openai.IsStreaming(body))
+		}
+		if !facts.checked {
+			return
+		}
+		if want := openai.SetModelChecked(body, "served"); string(openai.SetModelAt(got, facts.model, "served")) != string(want) {
+			t.Fatalf("%q: SetModelAt %s, SetModelChecked %s", s, openai.SetModelAt(got, facts.model, "served"), want)
+		}
+	})
 }

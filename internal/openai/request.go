@@ -33,11 +33,20 @@ func SetModel(body []byte, model string) ([]byte, error) {
 // on arrival: it reads the body once instead of validating it again and
 // parsing a copy of it.
 func SetModelChecked(body []byte, model string) []byte {
+	at := jsonl.Span{Start: -1, End: -1}
+	if m := jsonl.GetInPlace(body, "model"); m.Exists() && m.Index > 0 {
+		at = jsonl.Span{Start: m.Index, End: m.Index + len(m.Raw)}
+	}
+	return SetModelAt(body, at, model)
+}
+
+// SetModelAt is SetModelChecked for a body whose top-level model value is
+// known to be at (a Start below 0: the body has none), as the model
+// servers find it while they check the body.
+func SetModelAt(body []byte, at jsonl.Span, model string) []byte {
 	q := quote(model)
-	if m := gjson.GetBytes(body, "model"); m.Exists() {
-		if e, ok := replaceValue(m, q); ok {
-			return splice(body, []edit{e})
-		}
+	if at.Start > 0 {
+		return splice(body, []edit{{start: at.Start, end: at.End, repl: q}})
 	}
 	// Whitespace may follow the object; the member goes inside its braces.
 	open := jsonl.SkipSpace(body, 0)

@@ -86,17 +86,20 @@ func newBackend(rt *server.Runtime) (*backend, error) {
 // prepare applies what every request gets: extra_body under the request's
 // own fields, then the configured model over whatever the client named.
 // The handler has checked that body is a JSON object, so an error here is
-// a bug, reported as a 500. A body gjson has validated (checked) is not
-// validated again for the model; MergeUnder keeps it valid.
-func (b *backend) prepare(body []byte, checked bool) ([]byte, error) {
+// a bug, reported as a 500. A body gjson has validated (call.Checked) is
+// not validated again for the model, whose place the check found unless
+// extra_body has moved it; MergeUnder keeps the body valid.
+func (b *backend) prepare(body []byte, call modelserver.CallInfo) ([]byte, error) {
 	var err error
 	if b.extraBody != nil {
 		if body, err = openai.MergeUnder(body, b.extraBody); err != nil {
 			return nil, fmt.Errorf("merging extra_body into the request: %w", err)
 		}
-	}
-	if checked {
-		return openai.SetModelChecked(body, b.model), nil
+		if call.Checked {
+			return openai.SetModelChecked(body, b.model), nil
+		}
+	} else if call.Checked {
+		return openai.SetModelAt(body, call.Model, b.model), nil
 	}
 	if body, err = openai.SetModel(body, b.model); err != nil {
 		return nil, fmt.Errorf("setting the request's model: %w", err)
@@ -105,7 +108,7 @@ func (b *backend) prepare(body []byte, checked bool) ([]byte, error) {
 }
 
 func (b *backend) Responses(ctx context.Context, body []byte, call modelserver.CallInfo) (*modelserver.Result, error) {
-	body, err := b.prepare(body, call.Checked)
+	body, err := b.prepare(body, call)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +130,7 @@ func (b *backend) Responses(ctx context.Context, body []byte, call modelserver.C
 }
 
 func (b *backend) ChatCompletions(ctx context.Context, body []byte, call modelserver.CallInfo) (*modelserver.Result, error) {
-	body, err := b.prepare(body, call.Checked)
+	body, err := b.prepare(body, call)
 	if err != nil {
 		return nil, err
 	}
