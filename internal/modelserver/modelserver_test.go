@@ -240,9 +240,9 @@ func TestReadObjectAllocatesForWhatArrives(t *testing.T) {
 	}
 }
 
-// The check's one read finds what IsStreaming and SetModelChecked find by
-// walking the body again: the same stream flag, and the same body with the
-// configured model set.
+// The check's one read accepts what Valid accepted and finds what
+// IsStreaming and SetModelChecked find by walking the body again: the same
+// stream flag, and the same body with the configured model set.
 func FuzzReadObjectFacts(f *testing.F) {
 	for _, s := range []string{`{}`, `{"stream":true}`, `{"stream":"true","model":1}`, ` {"model" : "a", "model":"b", "stream" :true } `,
 		`{"mod\u0065l":"x","str\u0065am":true}`, `{"a":{"model":"in"},"stream":false}`, `[1]`, `{"stream":true`, `{"model":null}` + "\n"} {
@@ -254,6 +254,9 @@ func FuzzReadObjectFacts(f *testing.F) {
 		got, facts, err := readObject(r)
 		if err != nil {
 			return
+		}
+		if facts.checked != (jsonl.OpensObject(body) && jsonl.Valid(body)) {
+			t.Fatalf("%q: checked %v", s, facts.checked)
 		}
 		if facts.stream != openai.IsStreaming(body) {
 			t.Fatalf("%q: stream %v, IsStreaming %v", s, facts.stream, openai.IsStreaming(body))
