@@ -58,7 +58,7 @@ func scanSummarizeRepeat(read columnScan) (repeatColumn, bool, error) {
 		r.std = math.Sqrt(sq / (n - 1))
 	}
 	r.se = r.std / math.Sqrt(n)
-	ranks := append([]int{0, m.n - 1}, medianRanks(m.n)...)
+	ranks := medianRanks(m.n)
 	for _, q := range []float64{0.25, 0.75} {
 		if lo, last := quantileRank(m.n, q); !last {
 			ranks = append(ranks, lo, lo+1)
@@ -68,7 +68,8 @@ func scanSummarizeRepeat(read columnScan) (repeatColumn, bool, error) {
 	if err != nil {
 		return r, false, err
 	}
-	r.min, r.max = at(0), at(m.n-1)
+	// The first pass's running extremes: no selection needed for them.
+	r.min, r.max = m.lo, m.hi
 	r.median = medianAt(m.n, at)
 	r.p25, r.p75 = quantileAt(m.n, at, 0.25), quantileAt(m.n, at, 0.75)
 	return r, true, nil
