@@ -59,12 +59,17 @@ func startCluster(t *testing.T, options ...string) *cluster {
 	return &cluster{dir: dir, conf: strings.TrimPrefix(strings.TrimSpace(string(out)), "SLURM_CONF=")}
 }
 
+// command is a command that talks to the cluster.
+func (c *cluster) command(name string, args ...string) *exec.Cmd {
+	cmd := exec.Command(name, args...)
+	cmd.Env = append(os.Environ(), "SLURM_CONF="+c.conf)
+	return cmd
+}
+
 // run runs a Slurm command against the cluster and returns its output.
 func (c *cluster) run(t *testing.T, name string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(name, args...)
-	cmd.Env = append(os.Environ(), "SLURM_CONF="+c.conf)
-	out, err := cmd.Output()
+	out, err := c.command(name, args...).Output()
 	if err != nil {
 		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, exitStderr(err))
 	}
@@ -113,9 +118,7 @@ func jobLogTails(dirs []string) string {
 func (c *cluster) startRequeued(t *testing.T, ids ...string) {
 	t.Helper()
 	slurm := func(name string, args ...string) string {
-		cmd := exec.Command(name, args...)
-		cmd.Env = append(os.Environ(), "SLURM_CONF="+c.conf)
-		out, _ := cmd.Output()
+		out, _ := c.command(name, args...).Output()
 		return strings.TrimSpace(string(out))
 	}
 	for _, id := range ids {
@@ -368,9 +371,7 @@ job: {output_path: results}
 // the shard has written its lines, so that refusal is retried.
 func (c *cluster) stopShard(how []string) error {
 	for try := 0; ; try++ {
-		cmd := exec.Command(how[0], how[1:]...)
-		cmd.Env = append(os.Environ(), "SLURM_CONF="+c.conf)
-		out, err := cmd.CombinedOutput()
+		out, err := c.command(how[0], how[1:]...).CombinedOutput()
 		if err == nil {
 			return nil
 		}
@@ -475,9 +476,8 @@ job: {output_path: results}
 	})
 
 	config("nowhere.yaml", `{type: slurm, account: test, node_pools: {gpu: {partition: nowhere}}}`)
-	cmd := exec.Command(gym, "eval", "submit", "-c", "nowhere.yaml")
+	cmd := c.command(gym, "eval", "submit", "-c", "nowhere.yaml")
 	cmd.Dir = work
-	cmd.Env = append(os.Environ(), "SLURM_CONF="+c.conf)
 	refused, err := cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(refused), "invalid partition specified: nowhere") {
 		t.Errorf("an unknown partition: %v\n%s", err, refused)
@@ -739,9 +739,7 @@ job: {output_path: results}
 		return strings.Count(c.run(t, "sacct", "-n", "-X", "-P", "-o", "JobID,State", "-j", b.JobID+","+b.AggregateJobID), "COMPLETED") == 3
 	}, work)
 	c.restartController(t)
-	cmd := exec.Command("squeue", "-h", "-j", b.JobID)
-	cmd.Env = append(os.Environ(), "SLURM_CONF="+c.conf)
-	if out, err := cmd.CombinedOutput(); err == nil {
+	if out, err := c.command("squeue", "-h", "-j", b.JobID).CombinedOutput(); err == nil {
 		t.Fatalf("squeue still knows job %s: %s", b.JobID, out)
 	}
 	text := c.gym(t, gym, work, "eval", "status")
@@ -767,9 +765,7 @@ func (c *cluster) restartController(t *testing.T) {
 	p.Signal(os.Interrupt)
 	for deadline := time.Now().Add(10 * time.Second); p.Signal(syscall.Signal(0)) == nil && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 	}
-	cmd := exec.Command("slurmctld", "-f", c.conf, "-c", "-i")
-	cmd.Env = append(os.Environ(), "SLURM_CONF="+c.conf)
-	if out, err := cmd.CombinedOutput(); err != nil {
+	if out, err := c.command("slurmctld", "-f", c.conf, "-c", "-i").CombinedOutput(); err != nil {
 		t.Fatalf("slurmctld: %v\n%s", err, out)
 	}
 	c.waitFor(t, "the node to be idle again", func() bool { return c.run(t, "sinfo", "-h", "-o", "%t") == "idle" })
