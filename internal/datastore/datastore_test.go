@@ -383,3 +383,56 @@ func TestHFDownloadEveryCardSplit(t *testing.T) {
 		t.Errorf("benchmark split %q", b)
 	}
 }
+
+// A resumed answer that does not say the file's size leaves the size
+// unchecked; it is not taken as 0, which failed every resume and
+// downloaded the file again from the start.
+func TestRangeTotal(t *testing.T) {
+	for _, tc := range []struct {
+		header string
+		want   int64
+	}{
+		{"bytes 4-9/10", 10}, {"bytes 4-9/*", -1}, {"", -1}, {"bytes 4-9/x", -1}, {"bytes 4-9/-3", -1}, {"bytes 0-0/1", 1},
+	} {
+		if got := rangeTotal(tc.header); got != tc.want {
+			t.Errorf("rangeTotal(%q) = %d, want %d", tc.header, got, tc.want)
+		}
+	}
+}
+
+// A server that resumes without naming the file's size (Content-Range:
+// bytes 100-499/*) still resumes the download: the size is left
+// unchecked, not taken as 0, which failed the resumed try and fetched
+// the whole file again.
+func TestGitLabResumesWithoutTheSize(t *testing.T) {
+	s := gitlabtest.New()
+	defer s.Close()
+	data := []byte(strings.Repeat("0123456789", 50))
+	s.AddVersion("ds", "1.0.0", "d.jsonl", data)
+	g := gitlab(s, "")
+	ctx := context.Background()
+	dst := filepath.Join(t.TempDir(), "d.jsonl")
+	g.Retries = -1
+	s.CutNext("d.jsonl", 100)
+	if err := DownloadGitLab(ctx, g, "ds", "1.0.0", "d.jsonl", dst); err == nil {
+		t.Fatal("a cut download with no retries succeeded")
+	}
+	before := len(s.Requests())
+	s.UnsizedNext("d.jsonl")
+	g.Retries = 3
+	if err := DownloadGitLab(ctx, g, "ds", "1.0.0", "d.jsonl", dst); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(dst); !bytes.Equal(b, data) {
+		t.Errorf("resumed file differs")
+	}
+	var downloads []string
+	for _, l := range s.Requests()[before:] {
+		if strings.HasPrefix(l, "GET") && strings.Contains(l, "d.jsonl") {
+			downloads = append(downloads, l)
+		}
+	}
+	if len(downloads) != 1 || !strings.Contains(downloads[0], "Range: bytes=100-") {
+		t.Errorf("downloads after the cut: %q; want the one resumed from byte 100", downloads)
+	}
+}

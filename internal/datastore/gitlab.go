@@ -248,9 +248,7 @@ func (g *GitLab) Download(ctx context.Context, u, out string) error {
 		}
 		total := int64(-1)
 		if resumed {
-			if i := strings.LastIndexByte(resp.Header.Get("Content-Range"), '/'); i >= 0 {
-				total, _ = strconv.ParseInt(resp.Header.Get("Content-Range")[i+1:], 10, 64)
-			}
+			total = rangeTotal(resp.Header.Get("Content-Range"))
 		} else {
 			if err := g.statusError(u, resp, func(status int) string {
 				if status == http.StatusNotFound {
@@ -391,6 +389,20 @@ func (g *GitLab) statusError(u string, resp *http.Response, hint func(int) strin
 		}
 	}
 	return hub.RetryLater(resp, e)
+}
+
+// rangeTotal is the whole file's size a Content-Range names ("bytes
+// 4-9/10"), or -1 when it names none ("bytes 4-9/*") or does not parse.
+func rangeTotal(contentRange string) int64 {
+	i := strings.LastIndexByte(contentRange, '/')
+	if i < 0 {
+		return -1
+	}
+	n, err := strconv.ParseInt(contentRange[i+1:], 10, 64)
+	if err != nil || n < 0 {
+		return -1
+	}
+	return n
 }
 
 // redactURL drops a URL's query signature-like parts: object storage

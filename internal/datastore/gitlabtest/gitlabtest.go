@@ -301,7 +301,7 @@ func (s *Server) packageFile(w http.ResponseWriter, r *http.Request, rest string
 		w.Write([]byte(`{"message":"201 Created"}`))
 	case http.MethodGet:
 		b, ok := s.files[key]
-		d := s.NextDownload(file)
+		d := s.NextDownload(file, r)
 		s.mu.Unlock()
 		if !ok {
 			http.Error(w, `{"message":"404 Not Found"}`, http.StatusNotFound)

@@ -15,7 +15,19 @@ type Faults struct {
 	mu       sync.Mutex
 	cutOnce  map[string]int // path → bytes to send before cutting the next download
 	stall    map[string]int
-	refusals []int // statuses the next requests get, in order
+	unsized  map[string]bool // the next ranged answer's Content-Range names no size
+	refusals []int           // statuses the next requests get, in order
+}
+
+// UnsizedNext makes the next ranged answer for path name no total size
+// (Content-Range: bytes a-b/*), as a server may that does not know it.
+func (f *Faults) UnsizedNext(path string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.unsized == nil {
+		f.unsized = map[string]bool{}
+	}
+	f.unsized[path] = true
 }
 
 // CutNext makes the next download of path stop after n bytes.
@@ -66,17 +78,22 @@ func (f *Faults) Refusal(w http.ResponseWriter) (int, bool) {
 type Download struct {
 	cut, stall        int
 	cutting, stalling bool
+	unsized           bool
 }
 
 // NextDownload takes the faults asked for the next GET of path.
-func (f *Faults) NextDownload(path string) Download {
+func (f *Faults) NextDownload(path string, r *http.Request) Download {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var d Download
 	d.cut, d.cutting = f.cutOnce[path]
 	d.stall, d.stalling = f.stall[path]
+	d.unsized = f.unsized[path] && r.Header.Get("Range") != ""
 	delete(f.cutOnce, path)
 	delete(f.stall, path)
+	if d.unsized {
+		delete(f.unsized, path)
+	}
 	return d
 }
 
@@ -97,5 +114,21 @@ func (d Download) Serve(w http.ResponseWriter, r *http.Request, b []byte) {
 		w.(http.Flusher).Flush()
 		panic(http.ErrAbortHandler)
 	}
+	if d.unsized {
+		w = unsizedRange{w}
+	}
 	http.ServeContent(w, r, "", time.Time{}, strings.NewReader(string(b)))
+}
+
+// unsizedRange rewrites a Content-Range's total size to "*".
+type unsizedRange struct{ http.ResponseWriter }
+
+func (u unsizedRange) WriteHeader(status int) {
+	h := u.Header()
+	if cr := h.Get("Content-Range"); cr != "" {
+		if i := strings.LastIndexByte(cr, '/'); i >= 0 {
+			h.Set("Content-Range", cr[:i+1]+"*")
+		}
+	}
+	u.ResponseWriter.WriteHeader(status)
 }

@@ -351,7 +351,7 @@ func (s *Server) storage(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Range") != "" {
 			s.Ranges[path]++
 		}
-		d = s.NextDownload(path)
+		d = s.NextDownload(path, r)
 	}
 	s.mu.Unlock()
 	if !ok || r.URL.Query().Get("X-Amz-Signature") != "signed" {
