@@ -232,7 +232,10 @@ func (g *GitLab) Download(ctx context.Context, u, out string) error {
 			return err
 		}
 		req.Header.Set("Accept-Encoding", "identity")
-		if have > 0 && validator != "" {
+		if validator == "" {
+			have = 0 // without the version to match, the part is not resumed
+		}
+		if have > 0 {
 			req.Header.Set("Range", "bytes="+strconv.FormatInt(have, 10)+"-")
 			req.Header.Set("If-Range", validator)
 		}

@@ -2,6 +2,7 @@ package hub
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -12,14 +13,18 @@ import (
 )
 
 // Resumed reads the answer to a GET that asked for a file's bytes from
-// have on (part holds the ones before): true when the server sent just
-// those. A server that resumed at another offset, or no longer has what
-// part holds (416), has part removed and is a Transient error, so that the
-// next try starts over. Any other answer is false, for the caller to
-// judge by its status and, if it is a success, write from the start.
+// have on (part holds the ones before; have 0: the whole file was asked
+// for): true when the server sent just those. A server that resumed at
+// another offset, or no longer has what part holds (416), has part removed
+// and is a Transient error, so that the next try starts over; part of a
+// file where the whole was asked for is an error. Any other answer is
+// false, for the caller to judge by its status and, if it is a success,
+// write from the start.
 func Resumed(resp *http.Response, part string, have int64) (bool, error) {
 	switch {
-	case resp.StatusCode == http.StatusPartialContent && have > 0:
+	case resp.StatusCode == http.StatusPartialContent && have == 0:
+		return false, fmt.Errorf("the server sent part of the file (%s) where the whole was asked for", resp.Header.Get("Content-Range"))
+	case resp.StatusCode == http.StatusPartialContent:
 		if !strings.HasPrefix(resp.Header.Get("Content-Range"), "bytes "+strconv.FormatInt(have, 10)+"-") {
 			os.Remove(part)
 			return false, Transient{errors.New("the server resumed at another offset; starting again")}

@@ -21,13 +21,14 @@ func TestResumed(t *testing.T) {
 		have         int64
 		resumed      bool
 		transient    bool // and the part removed
+		refused      bool // an error that no retry mends, the part kept
 	}{
-		{"resumed where the part ends", http.StatusPartialContent, "bytes 4-9/10", 4, true, false},
-		{"resumed at another offset", http.StatusPartialContent, "bytes 2-9/10", 4, false, true},
-		{"a range asked of nothing", http.StatusPartialContent, "bytes 0-9/10", 0, false, false},
-		{"the part no longer matches", http.StatusRequestedRangeNotSatisfiable, "bytes */3", 4, false, true},
-		{"the whole file", http.StatusOK, "", 4, false, false},
-		{"an error", http.StatusNotFound, "", 4, false, false},
+		{"resumed where the part ends", http.StatusPartialContent, "bytes 4-9/10", 4, true, false, false},
+		{"resumed at another offset", http.StatusPartialContent, "bytes 2-9/10", 4, false, true, false},
+		{"part of the file unasked", http.StatusPartialContent, "bytes 0-4/10", 0, false, false, true},
+		{"the part no longer matches", http.StatusRequestedRangeNotSatisfiable, "bytes */3", 4, false, true, false},
+		{"the whole file", http.StatusOK, "", 4, false, false, false},
+		{"an error", http.StatusNotFound, "", 4, false, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			part := filepath.Join(t.TempDir(), "f.part")
@@ -40,8 +41,8 @@ func TestResumed(t *testing.T) {
 			}
 			resumed, err := Resumed(resp, part, tc.have)
 			var transient Transient
-			if resumed != tc.resumed || errors.As(err, &transient) != tc.transient || (err != nil) != tc.transient {
-				t.Fatalf("Resumed = %v, %v; want %v, transient %v", resumed, err, tc.resumed, tc.transient)
+			if resumed != tc.resumed || errors.As(err, &transient) != tc.transient || (err != nil) != (tc.transient || tc.refused) {
+				t.Fatalf("Resumed = %v, %v; want %v, transient %v, refused %v", resumed, err, tc.resumed, tc.transient, tc.refused)
 			}
 			if _, err := os.Stat(part); (err == nil) == tc.transient {
 				t.Errorf("part there: %v; want it removed: %v", err == nil, tc.transient)
