@@ -156,31 +156,49 @@ func hasLine(lines []string, part string) bool {
 	return false
 }
 
+// A second run resumes what a first, cut off for good, left in the part:
+// one download, from where the part ends, whether or not the server's
+// answer names the file's size (bytes 100-499/*: the size is then left
+// unchecked, where it was taken as 0, which failed the resumed try and
+// fetched the whole file again).
 func TestGitLabResumesAnEarlierRunsPart(t *testing.T) {
-	s := gitlabtest.New()
-	defer s.Close()
-	data := []byte(strings.Repeat("0123456789", 50))
-	s.AddVersion("ds", "1.0.0", "d.jsonl", data)
-	g := gitlab(s, "")
-	ctx := context.Background()
-	dst := filepath.Join(t.TempDir(), "d.jsonl")
-	// The first run is cut off for good: every try stops at 100 bytes.
-	g.Retries = -1
-	s.CutNext("d.jsonl", 100)
-	if err := DownloadGitLab(ctx, g, "ds", "1.0.0", "d.jsonl", dst); err == nil {
-		t.Fatal("a cut download with no retries succeeded")
-	}
-	if jsonl.FileSize(dst+".part") != 100 {
-		t.Fatalf(".part holds %d bytes", jsonl.FileSize(dst+".part"))
-	}
-	if err := DownloadGitLab(ctx, g, "ds", "1.0.0", "d.jsonl", dst); err != nil {
-		t.Fatal(err)
-	}
-	if b, _ := os.ReadFile(dst); !bytes.Equal(b, data) {
-		t.Errorf("resumed file differs")
-	}
-	if !hasLine(s.Requests(), "Range: bytes=100-") {
-		t.Errorf("the second run did not resume: %q", s.Requests())
+	for _, unsized := range []bool{false, true} {
+		s := gitlabtest.New()
+		defer s.Close()
+		data := []byte(strings.Repeat("0123456789", 50))
+		s.AddVersion("ds", "1.0.0", "d.jsonl", data)
+		g := gitlab(s, "")
+		ctx := context.Background()
+		dst := filepath.Join(t.TempDir(), "d.jsonl")
+		// The first run is cut off for good: every try stops at 100 bytes.
+		g.Retries = -1
+		s.CutNext("d.jsonl", 100)
+		if err := DownloadGitLab(ctx, g, "ds", "1.0.0", "d.jsonl", dst); err == nil {
+			t.Fatal("a cut download with no retries succeeded")
+		}
+		if jsonl.FileSize(dst+".part") != 100 {
+			t.Fatalf(".part holds %d bytes", jsonl.FileSize(dst+".part"))
+		}
+		before := len(s.Requests())
+		if unsized {
+			s.UnsizedNext("d.jsonl")
+		}
+		g.Retries = 3
+		if err := DownloadGitLab(ctx, g, "ds", "1.0.0", "d.jsonl", dst); err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := os.ReadFile(dst); !bytes.Equal(b, data) {
+			t.Errorf("unsized %v: resumed file differs", unsized)
+		}
+		var downloads []string
+		for _, l := range s.Requests()[before:] {
+			if strings.HasPrefix(l, "GET") && strings.Contains(l, "d.jsonl") {
+				downloads = append(downloads, l)
+			}
+		}
+		if len(downloads) != 1 || !strings.Contains(downloads[0], "Range: bytes=100-") {
+			t.Errorf("unsized %v: downloads of the second run %q; want the one resumed from byte 100", unsized, downloads)
+		}
 	}
 }
 
@@ -397,42 +415,5 @@ func TestRangeTotal(t *testing.T) {
 		if got := rangeTotal(tc.header); got != tc.want {
 			t.Errorf("rangeTotal(%q) = %d, want %d", tc.header, got, tc.want)
 		}
-	}
-}
-
-// A server that resumes without naming the file's size (Content-Range:
-// bytes 100-499/*) still resumes the download: the size is left
-// unchecked, not taken as 0, which failed the resumed try and fetched
-// the whole file again.
-func TestGitLabResumesWithoutTheSize(t *testing.T) {
-	s := gitlabtest.New()
-	defer s.Close()
-	data := []byte(strings.Repeat("0123456789", 50))
-	s.AddVersion("ds", "1.0.0", "d.jsonl", data)
-	g := gitlab(s, "")
-	ctx := context.Background()
-	dst := filepath.Join(t.TempDir(), "d.jsonl")
-	g.Retries = -1
-	s.CutNext("d.jsonl", 100)
-	if err := DownloadGitLab(ctx, g, "ds", "1.0.0", "d.jsonl", dst); err == nil {
-		t.Fatal("a cut download with no retries succeeded")
-	}
-	before := len(s.Requests())
-	s.UnsizedNext("d.jsonl")
-	g.Retries = 3
-	if err := DownloadGitLab(ctx, g, "ds", "1.0.0", "d.jsonl", dst); err != nil {
-		t.Fatal(err)
-	}
-	if b, _ := os.ReadFile(dst); !bytes.Equal(b, data) {
-		t.Errorf("resumed file differs")
-	}
-	var downloads []string
-	for _, l := range s.Requests()[before:] {
-		if strings.HasPrefix(l, "GET") && strings.Contains(l, "d.jsonl") {
-			downloads = append(downloads, l)
-		}
-	}
-	if len(downloads) != 1 || !strings.Contains(downloads[0], "Range: bytes=100-") {
-		t.Errorf("downloads after the cut: %q; want the one resumed from byte 100", downloads)
 	}
 }
