@@ -14,7 +14,6 @@
 package modelserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -46,9 +45,9 @@ type CallInfo struct {
 	TokenCapture bool
 	// Stream is set when the body asks for a stream (openai.IsStreaming).
 	Stream bool
-	// Checked is set when gjson has validated the body as a JSON object
-	// (every body but the rare ones only encoding/json accepts), so that
-	// edits such as openai.SetModelChecked need not validate it again.
+	// Checked is set when the handler has validated the body as a JSON
+	// object (every body but the requests the Messages route converts), so
+	// that edits such as openai.SetModelAt need not validate it again.
 	Checked bool
 	// Model is where a checked body's top-level model value is, found in
 	// the same read (Start below 0: it has none), for openai.SetModelAt.
@@ -132,7 +131,7 @@ func (h *handler) route(api streamAPI, fn backendCall) server.HandlerFunc {
 			return err
 		}
 		call := callInfo(r, facts.stream)
-		call.Checked, call.Model = facts.checked, facts.model
+		call.Checked, call.Model = true, facts.model
 		res, err := fn(r.Context(), body, call)
 		if err != nil {
 			return h.fail(w, r, err, openAIError)
@@ -201,49 +200,38 @@ func (h *handler) messages(b Backend) server.HandlerFunc {
 	}
 }
 
-// bodyFacts is what a request body's check learns of it: whether it is a
-// JSON object gjson accepts (checked), whether it asks for a stream, and,
-// when checked, where its model value is.
+// bodyFacts is what reading a request body learns of it besides that it is
+// a JSON object: whether it asks for a stream, and where its model value
+// is.
 type bodyFacts struct {
-	checked, stream bool
-	model           jsonl.Span
+	stream bool
+	model  jsonl.Span
 }
 
 // readObject reads a request body that must be a JSON object, failing as
-// FastAPI does (422) otherwise. The common case is checked and its members
-// found in one read (jsonl.Members), several times faster than
-// encoding/json, and `stream` and `model` are read from the members
-// instead of walking the body again for each; only a body that read
-// refuses goes through DecodeJSON, for its FastAPI-shaped error.
+// FastAPI does (422) otherwise. The body is checked and its members found
+// in one read (server.DecodeJSONObject), and `stream` and `model` are read
+// from the members instead of walking the body again for each.
 func readObject(r *http.Request) (body []byte, facts bodyFacts, err error) {
-	body, err = server.ReadAll(r.Body, r.ContentLength)
-	if err != nil {
-		return nil, bodyFacts{}, fmt.Errorf("reading the request body: %w", err)
-	}
 	var scratch [16]jsonl.Member
-	if members, object, valid := jsonl.Members(body, scratch[:0]); object && valid {
-		facts = bodyFacts{checked: true, model: jsonl.Span{Start: -1, End: -1}}
-		if i := jsonl.Lookup(body, members, "stream"); i >= 0 {
-			facts.stream = string(members[i].Value(body)) == "true"
-		}
-		if i := jsonl.Lookup(body, members, "model"); i >= 0 {
-			facts.model = jsonl.Span{Start: members[i].ValueStart, End: members[i].ValueEnd}
-		}
-		return body, facts, nil
-	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	var v json.RawMessage
-	if err := server.DecodeJSON(r, &v); err != nil {
+	body, members, object, err := server.DecodeJSONObject(r, scratch[:0])
+	if err != nil {
 		return nil, bodyFacts{}, err
 	}
-	if jsonl.OpensObject(v) {
-		// JSON that gjson is stricter about than Python.
-		return body, bodyFacts{stream: openai.IsStreaming(body)}, nil
+	if !object {
+		return nil, bodyFacts{}, &server.ValidationError{Details: []server.ValidationDetail{{
+			Type: "model_attributes_type", Loc: []any{"body"},
+			Msg: "Input should be a valid dictionary or object to extract fields from", Input: json.RawMessage(body),
+		}}}
 	}
-	return nil, bodyFacts{}, &server.ValidationError{Details: []server.ValidationDetail{{
-		Type: "model_attributes_type", Loc: []any{"body"},
-		Msg: "Input should be a valid dictionary or object to extract fields from", Input: v,
-	}}}
+	facts.model = jsonl.Span{Start: -1, End: -1}
+	if i := jsonl.Lookup(body, members, "stream"); i >= 0 {
+		facts.stream = string(members[i].Value(body)) == "true"
+	}
+	if i := jsonl.Lookup(body, members, "model"); i >= 0 {
+		facts.model = jsonl.Span{Start: members[i].ValueStart, End: members[i].ValueEnd}
+	}
+	return body, facts, nil
 }
 
 func callInfo(r *http.Request, stream bool) CallInfo {

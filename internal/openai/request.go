@@ -28,10 +28,9 @@ func SetModel(body []byte, model string) ([]byte, error) {
 	return SetModelChecked(body, model), nil
 }
 
-// SetModelChecked is SetModel for a body already known to be a JSON object
-// that gjson.ValidBytes accepts, as the model servers check every request
-// on arrival: it reads the body once instead of validating it again and
-// parsing a copy of it.
+// SetModelChecked is SetModel for a body already known to be a valid JSON
+// object (jsonl.Valid): it finds the model in place instead of validating
+// the body again.
 func SetModelChecked(body []byte, model string) []byte {
 	at := jsonl.Span{Start: -1, End: -1}
 	if m := jsonl.GetInPlace(body, "model"); m.Exists() && m.Index > 0 {

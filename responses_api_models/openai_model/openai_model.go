@@ -86,7 +86,7 @@ func newBackend(rt *server.Runtime) (*backend, error) {
 // prepare applies what every request gets: extra_body under the request's
 // own fields, then the configured model over whatever the client named.
 // The handler has checked that body is a JSON object, so an error here is
-// a bug, reported as a 500. A body gjson has validated (call.Checked) is
+// a bug, reported as a 500. A body the handler validated (call.Checked) is
 // not validated again for the model, whose place the check found unless
 // extra_body has moved it; MergeUnder keeps the body valid.
 func (b *backend) prepare(body []byte, call modelserver.CallInfo) ([]byte, error) {
