@@ -189,8 +189,8 @@ func usageValue(r gjson.Result) any {
 	}
 	out := map[string]any{}
 	r.ForEach(func(k, v gjson.Result) bool {
-		if slices.Contains(tokenKeys[:], k.Str) {
-			out[strings.Clone(k.Str)] = value(v)
+		if i := slices.Index(tokenKeys[:], k.Str); i >= 0 {
+			out[tokenKeys[i]] = value(v)
 		}
 		return true
 	})
