@@ -65,32 +65,54 @@ func (m Member) Value(b []byte) []byte { return b[m.ValueStart:m.ValueEnd:m.Valu
 // single read of b: the members are appended to dst. object says whether b
 // is an object; both are meaningful only when valid.
 func Members(b []byte, dst []Member) (members []Member, object, valid bool) {
+	members, object, valid, _ = MembersLayout(b, dst)
+	return members, object, valid
+}
+
+// MembersLayout is Members that also says, in the same read, whether b has
+// white space outside its strings (before or after the value included).
+// When valid b has none, it and each of its values are already what
+// json.Compact would make of them.
+func MembersLayout(b []byte, dst []Member) (members []Member, object, valid, spaced bool) {
 	i := SkipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
-		return dst, false, Valid(b)
+		end, spaced := layoutEnd(b, i, MaxDepth)
+		return dst, false, end >= 0 && SkipSpace(b, end) == len(b), spaced || i > 0 || end != len(b)
 	}
-	members, end := MembersAt(b, i, dst)
-	return members, true, end >= 0 && SkipSpace(b, end) == len(b)
+	members, end, spaced := membersAt(b, i, dst)
+	return members, true, end >= 0 && SkipSpace(b, end) == len(b), spaced || i > 0 || end != len(b)
 }
 
 // MembersAt is Members of the object that opens at b[open], which more of
 // b may follow: its members appended to dst, and the index just past it;
 // end is -1 when it is not a valid object.
 func MembersAt(b []byte, open int, dst []Member) (members []Member, end int) {
+	members, end, _ = membersAt(b, open, dst)
+	return members, end
+}
+
+// membersAt is MembersAt that also says whether the object has white space
+// outside its strings.
+func membersAt(b []byte, open int, dst []Member) (members []Member, end int, spaced bool) {
 	i, end := enter(b, open, '{')
+	spaced = end == 0 && i != open+1 || end > open+2
 	for end == 0 {
 		m := Member{KeyStart: i}
 		if m.KeyEnd, i = memberKey(b, i); i < 0 {
-			return dst, -1
+			return dst, -1, spaced
 		}
 		m.ValueStart = SkipSpace(b, i)
-		if m.ValueEnd = valueEnd(b, m.ValueStart, MaxDepth-1); m.ValueEnd < 0 {
-			return dst, -1
+		var valueSpaced bool
+		if m.ValueEnd, valueSpaced = layoutEnd(b, m.ValueStart, MaxDepth-1); m.ValueEnd < 0 {
+			return dst, -1, spaced
 		}
+		spaced = spaced || valueSpaced || m.KeyEnd+1 != i || m.ValueStart != i
 		dst = append(dst, m)
-		i, end = next(b, m.ValueEnd, '}')
+		at := m.ValueEnd
+		i, end = next(b, at, '}')
+		spaced = spaced || end == 0 && i != at+1 || end > at+1
 	}
-	return dst, end
+	return dst, end, spaced
 }
 
 // Span is where a value is in its line.
@@ -156,28 +178,44 @@ func Lookup(b []byte, members []Member, name string) int {
 // white space at b[i], nesting at most depth containers, or -1 when there
 // is no valid one.
 func valueEnd(b []byte, i, depth int) int {
+	end, _ := layoutEnd(b, i, depth)
+	return end
+}
+
+// layoutEnd is valueEnd that also says whether the value has white space
+// outside its strings, or before it from b[i].
+func layoutEnd(b []byte, i, depth int) (end int, spaced bool) {
 	var fixed [64]byte
 	open := fixed[:0] // '{' or '[' for each container not yet closed
 	for {
 		// A value starts here.
-		if i = SkipSpace(b, i); i >= len(b) {
-			return -1
+		if j := SkipSpace(b, i); j != i {
+			i, spaced = j, true
+		}
+		if i >= len(b) {
+			return -1, spaced
 		}
 		switch c := b[i]; {
 		case c == '{' || c == '[':
 			if len(open) == depth {
-				return -1
+				return -1, spaced
 			}
-			i = SkipSpace(b, i+1)
+			if j := SkipSpace(b, i+1); j != i+1 {
+				i, spaced = j, true
+			} else {
+				i = j
+			}
 			if i < len(b) && b[i] == c+2 { // '}' or ']', empty
 				i++
 				break
 			}
 			open = append(open, c)
 			if c == '{' {
-				if _, i = memberKey(b, i); i < 0 {
-					return -1
+				keyEnd, j := memberKey(b, i)
+				if j < 0 {
+					return -1, spaced
 				}
+				i, spaced = j, spaced || j != keyEnd+1
 			}
 			continue
 		case c == '"':
@@ -191,27 +229,33 @@ func valueEnd(b []byte, i, depth int) int {
 		case c == 'n':
 			i = literalEnd(b, i, "null")
 		default:
-			return -1
+			return -1, spaced
 		}
 		if i < 0 {
-			return -1
+			return -1, spaced
 		}
 		// A value ended here: close the containers it ends, up to the
 		// next element.
 		for next := false; !next; {
 			if len(open) == 0 {
-				return i
+				return i, spaced
 			}
-			if i = SkipSpace(b, i); i >= len(b) {
-				return -1
+			if j := SkipSpace(b, i); j != i {
+				i, spaced = j, true
+			}
+			if i >= len(b) {
+				return -1, spaced
 			}
 			switch top := open[len(open)-1]; b[i] {
 			case ',':
 				next = true
 				if top == '{' {
-					if _, i = memberKey(b, SkipSpace(b, i+1)); i < 0 {
-						return -1
+					at := SkipSpace(b, i+1)
+					keyEnd, j := memberKey(b, at)
+					if j < 0 {
+						return -1, spaced
 					}
+					i, spaced = j, spaced || at != i+1 || j != keyEnd+1
 				} else {
 					i++
 				}
@@ -219,7 +263,7 @@ func valueEnd(b []byte, i, depth int) int {
 				open = open[:len(open)-1]
 				i++
 			default:
-				return -1
+				return -1, spaced
 			}
 		}
 	}

@@ -123,6 +123,33 @@ func FuzzMembers(f *testing.F) {
 	})
 }
 
+// MembersLayout is Members, and says a valid line has white space outside
+// its strings exactly when json.Compact changes it.
+func FuzzMembersLayout(f *testing.F) {
+	for _, s := range []string{`{"a":[1,{"b":"c\"]"}]}`, `{}`, ` {}`, `{} `, `{ }`, `{"a" :1}`, `{"a": 1}`, `{"a":1 }`, `{"a":1 ,"b":2}`, `{"a":1, "b":2}`,
+		`{"a":{"b" :1}}`, `{"a":{"b":1, "c":2}}`, `{"a":[1 ]}`, `{"a":[ 1]}`, `{"a":[1, 2]}`, `{"a":[ ]}`, `{"a":{ }}`, `[1 ,2]`, ` 1`, `"a b"`, `[{"a":1}, {}]`,
+		`{"a":"\t","b":"x\ny"}`, "{\"a\":1}\r\n", "{\"a\":\n1}", `{"a":1}{`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		members, object, valid, spaced := MembersLayout(b, nil)
+		wantMembers, wantObject, wantValid := Members(b, nil)
+		if valid != wantValid || object != wantObject || !slices.Equal(members, wantMembers) {
+			t.Fatalf("MembersLayout(%q) = %v, %v, %v; Members %v, %v, %v", b, members, object, valid, wantMembers, wantObject, wantValid)
+		}
+		if !valid {
+			return
+		}
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, b); err != nil {
+			t.Fatal(err)
+		}
+		if want := !bytes.Equal(compact.Bytes(), b); spaced != want {
+			t.Fatalf("MembersLayout(%q) spaced = %v, json.Compact changes it: %v", b, spaced, want)
+		}
+	})
+}
+
 // FuzzElements holds Elements to gjson's reading of an array's elements
 // and to json.Valid, and MembersAt of each element that is an object to
 // Members of that element alone.

@@ -527,10 +527,12 @@ var identityKeys = [...]string{TaskIndexKey, RolloutIndexKey, AgentRefKey, Skill
 // collector does, and compacts it onto one line: each identity key the row
 // has replaces the result's own (the first, in place) or is appended at
 // the end, in identityKeys' order. The read that checks the result finds
-// its members, and the line is built from them, with the result's route.
+// its members, and whether it is already compact (then its values are
+// copied as they are), and the line is built from them, with the result's
+// route.
 func stamp(result []byte, row *record) ([]byte, route, error) {
 	var scratch [32]jsonl.Member
-	members, object, valid := jsonl.Members(result, scratch[:0])
+	members, object, valid, spaced := jsonl.MembersLayout(result, scratch[:0])
 	if !valid {
 		return nil, route{}, errors.New(jsonError(result))
 	}
@@ -568,8 +570,12 @@ func stamp(result []byte, row *record) ([]byte, route, error) {
 				break
 			}
 		}
-		if !placed {
+		switch {
+		case placed:
+		case spaced:
 			out = compactValid(out, value)
+		default:
+			out = append(out, value...)
 		}
 		r.read(name, value, &routed)
 	}

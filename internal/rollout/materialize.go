@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -202,8 +201,10 @@ func (m *materializer) row(lr *lineReader, line []byte, w io.Writer) error {
 	}
 	// The row's own task index, before anything is set.
 	ownTask := m.rec.peek(TaskIndexKey)
-	row := slices.Clone(raw)
-	changed := false
+	// m.rec is the row until the overrides change it (stale): sjson
+	// copies what it edits, and the prompt's edit is read again.
+	row := raw
+	stale := false
 	var err error
 
 	if p := m.o.Prompt; p != nil {
@@ -214,19 +215,13 @@ func (m *materializer) row(lr *lineReader, line []byte, w io.Writer) error {
 			if row, err = p.apply(row, parsed); err != nil {
 				return lr.errorf("%v", err)
 			}
-			changed = true
+			m.rec.parse(row)
 		}
 	}
 
 	if m.o.AgentName != "" && m.rec.value(AgentRefKey) == nil {
-		ref := append(append([]byte(`{"name":`), openai.AppendJSONString(nil, m.o.AgentName)...), '}')
-		if row, err = sjson.SetRawBytes(row, AgentRefKey, ref); err != nil {
-			return err
-		}
-		changed = true
-	}
-	if changed {
-		m.rec.parse(row)
+		m.rec.appendMember(AgentRefKey, append(append([]byte(`{"name":`), openai.AppendJSONString(nil, m.o.AgentName)...), '}'))
+		row = m.rec.raw
 	}
 	agent := m.rec.nested(AgentRefKey, "name")
 	if agent.Type != gjson.String || agent.Str == "" {
@@ -254,6 +249,7 @@ func (m *materializer) row(lr *lineReader, line []byte, w io.Writer) error {
 		if row, err = sjson.SetRawBytes(row, ParamsKey, merged); err != nil {
 			return err
 		}
+		stale = true
 	}
 
 	task, err := m.taskIndex(lr, ownTask, line)
@@ -279,8 +275,9 @@ func (m *materializer) row(lr *lineReader, line []byte, w io.Writer) error {
 	if !m.o.Shard.Keeps(task) {
 		return nil
 	}
-	row = compactValid(make([]byte, 0, len(row)), row)
-	m.rec.parse(row)
+	if stale || m.rec.spaced {
+		m.rec.parse(compactValid(make([]byte, 0, len(row)), row))
+	}
 	for range repeats {
 		rollout := m.rollouts[task]
 		m.rollouts[task]++

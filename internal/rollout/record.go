@@ -18,17 +18,38 @@ type record struct {
 	raw     []byte
 	members []jsonl.Member
 	object  bool
+	spaced  bool // white space outside its strings: not already compact
 }
 
 // parse makes r the row in line, reusing r's storage; false when line is
 // not valid JSON. A row that is not an object has no members.
 func (r *record) parse(line []byte) bool {
-	members, object, valid := jsonl.Members(line, r.members[:0])
+	members, object, valid, spaced := jsonl.MembersLayout(line, r.members[:0])
 	if !object {
 		members = members[:0]
 	}
-	r.raw, r.members, r.object = line, members, object
+	r.raw, r.members, r.object, r.spaced = line, members, object, spaced
 	return valid
+}
+
+// appendMember adds the member name: value (valid JSON, compact) at the
+// end of the row, an object, as sjson sets a key the row lacks: in a new
+// row, the members found so far left where they are.
+func (r *record) appendMember(name string, value []byte) {
+	closer := bytes.LastIndexByte(r.raw, '}')
+	row := make([]byte, 0, len(r.raw)+len(name)+len(value)+4)
+	row = append(row, r.raw[:closer]...)
+	if len(r.members) > 0 {
+		row = append(row, ',')
+	}
+	m := jsonl.Member{KeyStart: len(row)}
+	row = append(append(append(row, '"'), name...), '"')
+	m.KeyEnd = len(row)
+	row = append(row, ':')
+	m.ValueStart = len(row)
+	row = append(row, value...)
+	m.ValueEnd = len(row)
+	r.raw, r.members = append(row, r.raw[closer:]...), append(r.members, m)
 }
 
 // value is the value of the row's first member named name, as gjson.Get
