@@ -107,39 +107,16 @@ func (e *RequestFailuresError) Error() string {
 	return fmt.Sprintf("%d of %d rollouts failed to run (their rows and errors are in %s); run the same command with --resume to retry them", e.Failed, e.Dispatched, e.FailuresPath)
 }
 
-// collect runs every materialized rollout that is not done yet through its
-// agent's /run (Run has found every agent first: checkAgents) and appends
-// each result, as it completes, to the output (successes) or the failures
-// file. A rollout cut short by cancellation is written nowhere, so --resume
-// runs it again: every rollout ends up in the output exactly once.
-func collect(ctx context.Context, p Paths, resume bool, o CollectOptions) (*Summary, error) {
+// collect runs every materialized rollout that is not done yet (sum
+// counts them against st: scanMaterialized) through its agent's /run and
+// appends each result, as it completes, to the output (successes) or the
+// failures file. A rollout cut short by cancellation is written nowhere,
+// so --resume runs it again: every rollout ends up in the output exactly
+// once.
+func collect(ctx context.Context, p Paths, st *resumeState, sum *Summary, o CollectOptions) (*Summary, error) {
 	if o.GCBudget > 0 {
 		defer server.StartGCBudget(o.GCBudget)()
 	}
-	st := newResumeState()
-	if resume {
-		var err error
-		if st, err = readResume(p.Output, p.Failures); err != nil {
-			return nil, err
-		}
-	}
-	sum := &Summary{}
-	err := eachRecord(p.Materialized, func(lr *lineReader, row *record) error {
-		k, ok := row.key()
-		if !ok {
-			return lr.errorf("a materialized row lacks %s or %s; materialize again without --resume", TaskIndexKey, RolloutIndexKey)
-		}
-		sum.Rollouts++
-		sum.count(st, k, o.MaxAttempts)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if resume && o.Log != nil {
-		st.logResume(o.Log, sum.Rollouts, "materialized", sum.Standings, o.MaxAttempts)
-	}
-
 	out, err := openAppender(p.Output)
 	if err != nil {
 		return nil, err
@@ -177,23 +154,30 @@ func collect(ctx context.Context, p Paths, resume bool, o CollectOptions) (*Summ
 	return sum, nil
 }
 
-// checkAgents finds every agent the rollouts name before any runs: an
-// agent that does not exist (or servers that cannot be reached) would fail
-// every one of its rollouts the same way, so it is one error, up front,
-// naming the first rollout that uses it.
-func checkAgents(ctx context.Context, materialized string, agentURL func(context.Context, string) (string, error)) error {
+// scanMaterialized reads the materialized rollouts once before any runs.
+// It finds every agent they name: an agent that does not exist (or servers
+// that cannot be reached) would fail every one of its rollouts the same
+// way, so it is one error, up front, naming the first rollout that uses
+// it. And it counts the rollouts by where st says each stands.
+func scanMaterialized(ctx context.Context, materialized string, agentURL func(context.Context, string) (string, error), st *resumeState, maxAttempts int) (*Summary, error) {
 	checked := map[string]bool{}
-	return eachRecord(materialized, func(lr *lineReader, row *record) error {
-		agent := row.agent()
-		if checked[agent] {
-			return nil
+	sum := &Summary{}
+	err := eachRecord(materialized, func(lr *lineReader, row *record) error {
+		if agent := row.agent(); !checked[agent] {
+			checked[agent] = true
+			if _, err := agentURL(ctx, agent); err != nil {
+				return fmt.Errorf("agent %q, named by rollout %d (task %d) and maybe others: %w", agent, lr.Line, row.peek(TaskIndexKey).Int(), err)
+			}
 		}
-		checked[agent] = true
-		if _, err := agentURL(ctx, agent); err != nil {
-			return fmt.Errorf("agent %q, named by rollout %d (task %d) and maybe others: %w", agent, lr.Line, row.peek(TaskIndexKey).Int(), err)
+		k, ok := row.key()
+		if !ok {
+			return lr.errorf("a materialized row lacks %s or %s; materialize again without --resume", TaskIndexKey, RolloutIndexKey)
 		}
+		sum.Rollouts++
+		sum.count(st, k, maxAttempts)
 		return nil
 	})
+	return sum, err
 }
 
 type collector struct {

@@ -113,6 +113,7 @@ func Run(ctx context.Context, o RunOptions) (*RunResult, error) {
 		fmt.Fprintln(o.Log, "Clearing output fpath since `resume_from_cache=False`!")
 	}
 
+	st, sum := newResumeState(), &Summary{}
 	if !resume {
 		// The new rollouts are materialized and their agents found before
 		// the old results go, so bad input never costs the last run's
@@ -124,7 +125,7 @@ func Run(ctx context.Context, o RunOptions) (*RunResult, error) {
 		stats, err := Materialize(ctx, mo)
 		res.Materialized = stats
 		if err == nil {
-			err = checkAgents(ctx, next, o.Collect.AgentURL)
+			sum, err = scanMaterialized(ctx, next, o.Collect.AgentURL, st, o.Collect.MaxAttempts)
 		}
 		if err != nil {
 			os.Remove(next)
@@ -154,11 +155,18 @@ func Run(ctx context.Context, o RunOptions) (*RunResult, error) {
 				return res, err
 			}
 		}
-		if err := checkAgents(ctx, p.Materialized, o.Collect.AgentURL); err != nil {
+		var err error
+		if st, err = readResume(p.Output, p.Failures); err != nil {
 			return res, err
 		}
+		if sum, err = scanMaterialized(ctx, p.Materialized, o.Collect.AgentURL, st, o.Collect.MaxAttempts); err != nil {
+			return res, err
+		}
+		if o.Log != nil {
+			st.logResume(o.Log, sum.Rollouts, "materialized", sum.Standings, o.Collect.MaxAttempts)
+		}
 	}
-	sum, collectErr := collect(ctx, p, resume, o.Collect)
+	sum, collectErr := collect(ctx, p, st, sum, o.Collect)
 	res.Summary = sum
 	var failures *RequestFailuresError
 	if collectErr != nil && !errors.As(collectErr, &failures) {
