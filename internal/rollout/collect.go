@@ -154,20 +154,26 @@ func collect(ctx context.Context, p Paths, st *resumeState, sum *Summary, o Coll
 	return sum, nil
 }
 
-// scanMaterialized reads the materialized rollouts once before any runs.
-// It finds every agent they name: an agent that does not exist (or servers
-// that cannot be reached) would fail every one of its rollouts the same
-// way, so it is one error, up front, naming the first rollout that uses
-// it. And it counts the rollouts by where st says each stands.
-func scanMaterialized(ctx context.Context, materialized string, agentURL func(context.Context, string) (string, error), st *resumeState, maxAttempts int) (*Summary, error) {
+// scanMaterialized reads the materialized rollouts before any runs, once
+// for both of its jobs. With agentURL it finds every agent they name: an
+// agent that does not exist (or servers that cannot be reached) would
+// fail every one of its rollouts the same way, so it is one error, up
+// front, naming the first rollout that uses it. With st it counts the
+// rollouts by where st says each stands (sum is nil without).
+func scanMaterialized(ctx context.Context, materialized string, agentURL func(context.Context, string) (string, error), st *resumeState, maxAttempts int) (sum *Summary, err error) {
 	checked := map[string]bool{}
-	sum := &Summary{}
-	err := eachRecord(materialized, func(lr *lineReader, row *record) error {
-		if agent := row.agent(); !checked[agent] {
+	if st != nil {
+		sum = &Summary{}
+	}
+	err = eachRecord(materialized, func(lr *lineReader, row *record) error {
+		if agent := row.agent(); agentURL != nil && !checked[agent] {
 			checked[agent] = true
 			if _, err := agentURL(ctx, agent); err != nil {
 				return fmt.Errorf("agent %q, named by rollout %d (task %d) and maybe others: %w", agent, lr.Line, row.peek(TaskIndexKey).Int(), err)
 			}
+		}
+		if sum == nil {
+			return nil
 		}
 		k, ok := row.key()
 		if !ok {

@@ -1,6 +1,7 @@
 package rollout
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -196,6 +197,34 @@ func TestResumeSkipsMaxedAndTerminal(t *testing.T) {
 	}
 	if data, _ := os.ReadFile(p.Output); strings.Contains(string(data), "_ng_rollo\n") || !strings.HasSuffix(string(data), "}\n") {
 		t.Errorf("the torn line was not cut: %q", data)
+	}
+}
+
+// A resume refused because an agent cannot be found (its servers not up
+// yet, say) leaves the results as they were: a torn last line is cut only
+// by the resume that runs.
+func TestRefusedResumeLeavesTheResults(t *testing.T) {
+	agent := fakeAgent(t, nil)
+	dir := t.TempDir()
+	o := runOptions(t, dir, writeFile(t, dir, "in.jsonl", rows(2, "agent")), agent.URL)
+	if _, err := Run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	p := o.Paths
+	f, err := os.OpenFile(p.Output, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"_ng_task`)
+	f.Close()
+	before, _ := os.ReadFile(p.Output)
+	o.Resume = true
+	o.Collect.AgentURL = func(context.Context, string) (string, error) { return "", errors.New("servers down") }
+	if _, err := Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "servers down") {
+		t.Fatalf("got %v, want the agent's error", err)
+	}
+	if after, _ := os.ReadFile(p.Output); !bytes.Equal(after, before) {
+		t.Errorf("the refused resume changed the results:\n%q\nbefore\n%q", after, before)
 	}
 }
 

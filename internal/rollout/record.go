@@ -32,9 +32,11 @@ func (r *record) parse(line []byte) bool {
 	return valid
 }
 
-// appendMember adds the member name: value (valid JSON, compact) at the
-// end of the row, an object, as sjson sets a key the row lacks: in a new
-// row, the members found so far left where they are.
+// appendMember adds the member name (no escapes needed): value (valid
+// JSON, compact) at the end of the row, an object, where sjson sets a key
+// the row lacks, into a new row whose members found so far stay where
+// they are. White space around the row is kept, where sjson drops it: a
+// row with any is spaced, and compacted before it is written.
 func (r *record) appendMember(name string, value []byte) {
 	closer := bytes.LastIndexByte(r.raw, '}')
 	row := make([]byte, 0, len(r.raw)+len(name)+len(value)+4)

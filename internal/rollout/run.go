@@ -155,15 +155,20 @@ func Run(ctx context.Context, o RunOptions) (*RunResult, error) {
 				return res, err
 			}
 		}
+		// The agents are found before the resume reads the results, which
+		// cuts a torn last line off them: a refused resume leaves them be.
+		if _, err := scanMaterialized(ctx, p.Materialized, o.Collect.AgentURL, nil, 0); err != nil {
+			return res, err
+		}
 		var err error
 		if st, err = readResume(p.Output, p.Failures); err != nil {
 			return res, err
 		}
-		if sum, err = scanMaterialized(ctx, p.Materialized, o.Collect.AgentURL, st, o.Collect.MaxAttempts); err != nil {
+		if sum, err = scanMaterialized(ctx, p.Materialized, nil, st, o.Collect.MaxAttempts); err != nil {
 			return res, err
 		}
-		if o.Log != nil {
-			st.logResume(o.Log, sum.Rollouts, "materialized", sum.Standings, o.Collect.MaxAttempts)
+		if o.Collect.Log != nil {
+			st.logResume(o.Collect.Log, sum.Rollouts, "materialized", sum.Standings, o.Collect.MaxAttempts)
 		}
 	}
 	sum, collectErr := collect(ctx, p, st, sum, o.Collect)
