@@ -22,7 +22,7 @@ type Env struct {
 	Cwd       string                      // the parent's working directory; WORKING_DIR defaults hang off it
 	Home      string                      // for ~ in results_dir / cache_dir
 	Roots     *resolve.Roots
-	PortFree  func(port int) bool    // reports whether a TCP bind on all interfaces succeeds
+	PortFree  func(port int) bool    // reports whether a port is free: not leased to another gym process, and a TCP bind on all interfaces succeeds
 	RandInt   func(n int64) int64    // uniform in [0, n)
 	MachineIP func() (string, error) // for use_absolute_ip
 	Now       func() time.Time       // for ${now:...}
@@ -172,22 +172,12 @@ func (env Env) withDefaults() Env {
 		env.RandInt = rand.Int64N
 	}
 	if env.PortFree == nil {
-		env.PortFree = portFree
+		env.PortFree = sharedLeases.free
 	}
 	if env.MachineIP == nil {
 		env.MachineIP = machineIP
 	}
 	return env
-}
-
-// portFree binds and releases a TCP port on all interfaces, as upstream checks.
-func portFree(port int) bool {
-	l, err := net.Listen("tcp", fmt.Sprintf(":%d", port))
-	if err != nil {
-		return false
-	}
-	l.Close()
-	return true
 }
 
 // machineIP is Python's gethostbyname(gethostname()): the first IPv4 address

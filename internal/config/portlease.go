@@ -1,0 +1,67 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+)
+
+// free is whether a port can be handed to a server: no other gym process
+// of this user has it on lease, and a TCP bind on all interfaces succeeds,
+// as upstream checks. NeMo Gym's bind check alone leaves a race: two
+// processes resolving their configs at once can both find a port free and
+// give it to two servers, and the second to start fails to bind. A port
+// found free stays leased to this process until it exits; the servers it
+// starts bind it meanwhile, and the bind check covers them after.
+func (l *portLeases) free(port int) bool {
+	if !l.take(port) {
+		return false
+	}
+	ln, err := net.Listen("tcp", fmt.Sprintf(":%d", port))
+	if err != nil {
+		l.release(port)
+		return false
+	}
+	ln.Close()
+	return true
+}
+
+// sharedLeases is the user's lease file in the temporary directory.
+var sharedLeases = &portLeases{path: filepath.Join(os.TempDir(), "gym-"+strconv.Itoa(os.Getuid())+"-ports.lock")}
+
+// portLeases leases ports through locks on one byte each of a file every
+// gym process of the user opens: a lock belongs to the open file (not to
+// the process, as a plain POSIX lock would), and the kernel drops it when
+// the process ends, however it ends.
+type portLeases struct {
+	path string
+	once sync.Once
+	f    *os.File // nil when the file cannot be opened: bind checks only
+}
+
+func (l *portLeases) file() *os.File {
+	l.once.Do(func() {
+		if f, err := os.OpenFile(l.path, os.O_RDWR|os.O_CREATE, 0o600); err == nil {
+			l.f = f
+		}
+	})
+	return l.f
+}
+
+// take leases port to this process: false when another holds it. Without
+// the lease file (or a kernel with open file locks) every port can be
+// taken, and the bind check is all there is, as in NeMo Gym.
+func (l *portLeases) take(port int) bool {
+	f := l.file()
+	return f == nil || lockByte(f, int64(port)) != errLeased
+}
+
+// release gives back a port this process leased and will not use.
+func (l *portLeases) release(port int) {
+	if f := l.file(); f != nil {
+		unlockByte(f, int64(port))
+	}
+}
