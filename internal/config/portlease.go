@@ -29,8 +29,10 @@ func (l *portLeases) free(port int) bool {
 	return true
 }
 
-// sharedLeases is the user's lease file in the temporary directory.
-var sharedLeases = &portLeases{path: filepath.Join(os.TempDir(), "gym-"+strconv.Itoa(os.Getuid())+"-ports.lock")}
+// sharedLeases is the user's lease file, in /tmp rather than $TMPDIR: a
+// cluster often gives each job a TMPDIR of its own, and the jobs on a node
+// share its ports.
+var sharedLeases = &portLeases{path: filepath.Join("/tmp", "gym-"+strconv.Itoa(os.Getuid())+"-ports.lock")}
 
 // portLeases leases ports through locks on one byte each of a file every
 // gym process of the user opens: a lock belongs to the open file (not to
