@@ -46,7 +46,7 @@ type portLeases struct {
 
 func (l *portLeases) file() *os.File {
 	l.once.Do(func() {
-		if f, err := os.OpenFile(l.path, os.O_RDWR|os.O_CREATE, 0o600); err == nil {
+		if f, err := openLeaseFile(l.path); err == nil {
 			l.f = f
 		}
 	})

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"syscall"
 )
@@ -12,6 +13,22 @@ import (
 const fOFDSetLk = 37
 
 var errLeased = errors.New("the port is leased to another gym process")
+
+// openLeaseFile opens (creating) the lease file at path, which must be a
+// file of this user's: in a shared /tmp another user could otherwise
+// plant it (or a link in its place) and hold the ports in it.
+func openLeaseFile(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(f.Fd()), &st); err != nil || st.Uid != uint32(os.Getuid()) || st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		f.Close()
+		return nil, fmt.Errorf("%s is not a file of this user's", path)
+	}
+	return f, nil
+}
 
 // lockByte takes a write lock on byte at of f without waiting: errLeased
 // when another open file holds it, another error when locks do not work

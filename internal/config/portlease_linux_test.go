@@ -67,6 +67,43 @@ func TestPortLeasesWithoutTheFile(t *testing.T) {
 	}
 }
 
+// A lease file that is a link, or another user's, is not used: another
+// user could hold every port in it.
+func TestLeaseFileMustBeTheUsers(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "target")
+	if err := os.WriteFile(target, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.lock")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := openLeaseFile(link); err == nil {
+		f.Close()
+		t.Error("opened a lease file that is a link")
+	}
+	if os.Getuid() != 0 {
+		return // only root can give a file away
+	}
+	theirs := filepath.Join(dir, "theirs.lock")
+	if err := os.WriteFile(theirs, nil, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(theirs, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := openLeaseFile(theirs); err == nil {
+		f.Close()
+		t.Error("opened another user's lease file")
+	}
+	if f, err := openLeaseFile(filepath.Join(dir, "ours.lock")); err != nil {
+		t.Errorf("cannot open a new lease file: %v", err)
+	} else {
+		f.Close()
+	}
+}
+
 // holdLease starts this test binary as another process that leases port
 // in the lease file at path, and returns once it has; stop ends it.
 func holdLease(t *testing.T, path string, port int) (stop func()) {

@@ -9,6 +9,10 @@ import (
 
 var errLeased = errors.New("the port is leased to another gym process")
 
+// openLeaseFile opens no lease file where open file locks are not known to
+// work.
+func openLeaseFile(string) (*os.File, error) { return nil, errors.ErrUnsupported }
+
 // lockByte leases nothing where open file locks are not known to work:
 // the bind check is all there is, as in NeMo Gym.
 func lockByte(*os.File, int64) error { return errors.ErrUnsupported }
