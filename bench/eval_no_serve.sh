@@ -50,4 +50,4 @@ done_rows=$(wc -l < results/bench.jsonl)
 echo "rows: $rows  rollouts written: $done_rows  failures: $(wc -l < results/bench_failures.jsonl)"
 awk -v kb="$rss_kb" -v w="$wall" -v u="$user" -v s="$sys" -v n="$done_rows" 'BEGIN {
   printf "collector peak RSS: %.1f MiB\nwall: %.1f s  throughput: %.0f rollouts/s  collector CPU: %.2f s (%.3f ms/rollout)\n", kb/1024, w, n/w, u+s, (u+s)*1000/n }'
-grep -A3 'Key metrics' run.out | head -4
+grep -A3 'Key metrics' run.out | head -4 || true # none when aggregation is off
