@@ -272,7 +272,9 @@ func layoutEnd(b []byte, i, depth int) (end int, spaced bool) {
 // SkipSpace is the index of the first byte of b at or after i that is not
 // JSON white space (len(b) when there is none).
 func SkipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t') {
+	// Every byte that may follow white space in valid JSON is above ' ':
+	// one comparison passes it.
+	for i < len(b) && b[i] <= ' ' && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t') {
 		i++
 	}
 	return i
