@@ -17,8 +17,11 @@ import (
 func TestPortLeases(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "ports.lock")
 	a, b := &portLeases{path: path}, &portLeases{path: path}
-	if !a.take(15000) || !a.take(15000) {
-		t.Fatal("a cannot take (again) a port nobody holds")
+	if !a.take(15000) {
+		t.Fatal("a cannot take a port nobody holds")
+	}
+	if !a.take(15000) {
+		t.Fatal("a cannot take again a port it holds")
 	}
 	if b.take(15000) {
 		t.Fatal("b took a port a holds")
