@@ -44,8 +44,8 @@ figures() {
   awk '
     /^floor/ { floor = 1 }
     floor { next }
-    /^clients/ { level = $2; sub(":", "", level); for (i = 1; i <= NF; i++) if ($i == "rollouts/s") print "rollouts/s@" level, $(i - 1); cpu = 0 }
-    /CPU s per 1000 rollouts/ && $1 != "rundriver" { cpu += $(NF - 5); n[level]++; if (n[level] == 3) print "server-ms/rollout@" level, cpu }
+    /^clients/ { level = $2; sub(":", "", level); for (i = 1; i <= NF; i++) if ($i == "rollouts/s") print "rollouts/s@" level, $(i - 1); cpu = 0; servers = 0 }
+    /CPU s per 1000 rollouts/ && $1 != "rundriver" { cpu += $(NF - 5); if (++servers == 3) print "server-ms/rollout@" level, cpu }
   ' "$1"
 }
 

@@ -17,12 +17,15 @@ import (
 // found free stays leased to this process until it exits; the servers it
 // starts bind it meanwhile, and the bind check covers them after.
 func (l *portLeases) free(port int) bool {
-	if !l.take(port) {
+	fresh, ok := l.take(port)
+	if !ok {
 		return false
 	}
 	ln, err := net.Listen("tcp", fmt.Sprintf(":%d", port))
 	if err != nil {
-		l.release(port)
+		if fresh {
+			l.release(port)
+		}
 		return false
 	}
 	ln.Close()
@@ -42,6 +45,8 @@ type portLeases struct {
 	path string
 	once sync.Once
 	f    *os.File // nil when the file cannot be opened: bind checks only
+	mu   sync.Mutex
+	held map[int]bool // the ports this process leased
 }
 
 func (l *portLeases) file() *os.File {
@@ -53,17 +58,44 @@ func (l *portLeases) file() *os.File {
 	return l.f
 }
 
-// take leases port to this process: false when another holds it. Without
-// the lease file (or a kernel with open file locks) every port can be
-// taken, and the bind check is all there is, as in NeMo Gym.
-func (l *portLeases) take(port int) bool {
+// take leases port to this process: ok is false when another holds it,
+// fresh whether this call took it (an earlier resolution in this process
+// may hold it already). Without the lease file (or a kernel with open file
+// locks) every port can be taken, and the bind check is all there is, as
+// in NeMo Gym.
+func (l *portLeases) take(port int) (fresh, ok bool) {
 	f := l.file()
-	return f == nil || lockByte(f, int64(port)) != errLeased
+	if f == nil {
+		return false, true
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.held[port] {
+		return false, true
+	}
+	switch err := lockByte(f, int64(port)); {
+	case err == errLeased:
+		return false, false
+	case err != nil:
+		return false, true
+	}
+	if l.held == nil {
+		l.held = map[int]bool{}
+	}
+	l.held[port] = true
+	return true, true
 }
 
 // release gives back a port this process leased and will not use.
 func (l *portLeases) release(port int) {
-	if f := l.file(); f != nil {
+	f := l.file()
+	if f == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.held[port] {
 		unlockByte(f, int64(port))
+		delete(l.held, port)
 	}
 }

@@ -23,9 +23,12 @@ func openLeaseFile(path string) (*os.File, error) {
 		return nil, err
 	}
 	var st syscall.Stat_t
-	if err := syscall.Fstat(int(f.Fd()), &st); err != nil || st.Uid != uint32(os.Getuid()) || st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+	// One link and no permission for others, too: a hard link to a file
+	// of ours that others may write would let them hold the ports.
+	if err := syscall.Fstat(int(f.Fd()), &st); err != nil || st.Uid != uint32(os.Getuid()) || st.Mode&syscall.S_IFMT != syscall.S_IFREG ||
+		st.Nlink != 1 || st.Mode&0o077 != 0 {
 		f.Close()
-		return nil, fmt.Errorf("%s is not a file of this user's", path)
+		return nil, fmt.Errorf("%s is not a file of this user's alone", path)
 	}
 	return f, nil
 }

@@ -12,31 +12,53 @@ import (
 	"testing"
 )
 
+// leased is whether l can take port (or holds it already).
+func leased(l *portLeases, port int) bool {
+	_, ok := l.take(port)
+	return ok
+}
+
+// requireLeases skips a test where open file locks do not work (Linux
+// before 3.15), and gym falls back to the bind check alone.
+func requireLeases(t *testing.T) {
+	t.Helper()
+	f, err := openLeaseFile(filepath.Join(t.TempDir(), "probe.lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := lockByte(f, 1); err != nil {
+		t.Skipf("no open file locks here (%v): ports are bind-checked only", err)
+	}
+}
+
 // Leases on one file conflict between its opens, as between processes; a
 // release, or the holder's re-take, is immediate.
 func TestPortLeases(t *testing.T) {
+	requireLeases(t)
 	path := filepath.Join(t.TempDir(), "ports.lock")
 	a, b := &portLeases{path: path}, &portLeases{path: path}
-	if !a.take(15000) {
+	if !leased(a, 15000) {
 		t.Fatal("a cannot take a port nobody holds")
 	}
-	if !a.take(15000) {
+	if !leased(a, 15000) {
 		t.Fatal("a cannot take again a port it holds")
 	}
-	if b.take(15000) {
+	if leased(b, 15000) {
 		t.Fatal("b took a port a holds")
 	}
-	if !b.take(15001) {
+	if !leased(b, 15001) {
 		t.Fatal("b cannot take the next port")
 	}
 	a.release(15000)
-	if !b.take(15000) {
+	if !leased(b, 15000) {
 		t.Fatal("b cannot take a port a released")
 	}
 }
 
 // free leases a port it finds free, and gives back one a bind refuses.
 func TestPortLeasesFree(t *testing.T) {
+	requireLeases(t)
 	path := filepath.Join(t.TempDir(), "ports.lock")
 	a, b := &portLeases{path: path}, &portLeases{path: path}
 	busy, err := net.Listen("tcp", ":0")
@@ -48,7 +70,7 @@ func TestPortLeasesFree(t *testing.T) {
 	if a.free(port) {
 		t.Fatalf("port %d is bound, and free says it is free", port)
 	}
-	if !b.take(port) {
+	if !leased(b, port) {
 		t.Fatal("free kept the lease of a port it found bound")
 	}
 	b.release(port)
@@ -56,8 +78,31 @@ func TestPortLeasesFree(t *testing.T) {
 	if !a.free(port) {
 		t.Fatalf("port %d is unbound and unleased, and free says it is not free", port)
 	}
-	if b.take(port) || b.free(port) {
+	if leased(b, port) || b.free(port) {
 		t.Fatal("a port free handed out is not leased")
+	}
+}
+
+// A port this process leased in an earlier resolution stays leased when a
+// later one finds it bound: only a lease free took itself is given back.
+func TestPortLeasesFreeKeepsAnEarlierLease(t *testing.T) {
+	requireLeases(t)
+	path := filepath.Join(t.TempDir(), "ports.lock")
+	a, b := &portLeases{path: path}, &portLeases{path: path}
+	port := twoFreePorts(t)
+	if !a.free(port) {
+		t.Fatalf("port %d is not free", port)
+	}
+	busy, err := net.Listen("tcp", ":"+strconv.Itoa(port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	if a.free(port) {
+		t.Fatalf("port %d is bound, and free says it is free", port)
+	}
+	if leased(b, port) {
+		t.Fatal("a's second look at its own port gave up its lease")
 	}
 }
 
@@ -65,13 +110,14 @@ func TestPortLeasesFree(t *testing.T) {
 // gives way to the bind check alone.
 func TestPortLeasesWithoutTheFile(t *testing.T) {
 	l := &portLeases{path: filepath.Join(t.TempDir(), "missing", "ports.lock")}
-	if !l.take(15000) {
+	if !leased(l, 15000) {
 		t.Fatal("take refused a port without a lease file")
 	}
 }
 
-// A lease file that is a link, or another user's, is not used: another
-// user could hold every port in it.
+// A lease file that is a link, has another link, may be written by others
+// or is another user's is not used: another user could hold every port in
+// it.
 func TestLeaseFileMustBeTheUsers(t *testing.T) {
 	dir := t.TempDir()
 	target := filepath.Join(dir, "target")
@@ -85,6 +131,24 @@ func TestLeaseFileMustBeTheUsers(t *testing.T) {
 	if f, err := openLeaseFile(link); err == nil {
 		f.Close()
 		t.Error("opened a lease file that is a link")
+	}
+	if err := os.Link(target, filepath.Join(dir, "hard.lock")); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := openLeaseFile(filepath.Join(dir, "hard.lock")); err == nil {
+		f.Close()
+		t.Error("opened a lease file with another link")
+	}
+	open := filepath.Join(dir, "open.lock")
+	if err := os.WriteFile(open, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(open, 0o622); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := openLeaseFile(open); err == nil {
+		f.Close()
+		t.Error("opened a lease file others may write")
 	}
 	if os.Getuid() != 0 {
 		return // only root can give a file away
@@ -131,6 +195,10 @@ func holdLease(t *testing.T, path string, port int) (stop func()) {
 	return stop
 }
 
+// holderLeases keeps TestPortLeaseHolder's lease file open: collected, it
+// would close, and its locks go with it.
+var holderLeases *portLeases
+
 // TestPortLeaseHolder is holdLease's other process.
 func TestPortLeaseHolder(t *testing.T) {
 	path := os.Getenv("GYM_PORT_LEASE_FILE")
@@ -138,7 +206,8 @@ func TestPortLeaseHolder(t *testing.T) {
 		t.Skip("run by holdLease")
 	}
 	port, _ := strconv.Atoi(os.Getenv("GYM_PORT_LEASE_PORT"))
-	if !(&portLeases{path: path}).take(port) {
+	holderLeases = &portLeases{path: path}
+	if !leased(holderLeases, port) {
 		os.Exit(3)
 	}
 	os.Stdout.WriteString("leased\n")
@@ -148,14 +217,15 @@ func TestPortLeaseHolder(t *testing.T) {
 // A lease held by another process holds until that process ends, however
 // it ends.
 func TestPortLeaseEndsWithItsProcess(t *testing.T) {
+	requireLeases(t)
 	path := filepath.Join(t.TempDir(), "ports.lock")
 	stop := holdLease(t, path, 15000)
 	l := &portLeases{path: path}
-	if l.take(15000) {
+	if leased(l, 15000) {
 		t.Fatal("took a port another process holds")
 	}
 	stop()
-	if !l.take(15000) {
+	if !leased(l, 15000) {
 		t.Fatal("the lease outlived the process that held it")
 	}
 }
@@ -163,6 +233,7 @@ func TestPortLeaseEndsWithItsProcess(t *testing.T) {
 // Two gym processes resolving at once never hand out the same port: one
 // leased by another process is passed over, as a bound one is.
 func TestLoadPassesOverALeasedPort(t *testing.T) {
+	requireLeases(t)
 	port := twoFreePorts(t)
 	path := filepath.Join(t.TempDir(), "ports.lock")
 	holdLease(t, path, port)
