@@ -60,8 +60,8 @@ func (l *portLeases) file() *os.File {
 
 // take leases port to this process: ok is false when another holds it,
 // fresh whether this call took it (an earlier resolution in this process
-// may hold it already). Without the lease file (or a kernel with open file
-// locks) every port can be taken, and the bind check is all there is, as
+// may hold it already). Without the lease file (or on a kernel without open
+// file locks) every port can be taken, and the bind check is all there is, as
 // in NeMo Gym.
 func (l *portLeases) take(port int) (fresh, ok bool) {
 	f := l.file()
