@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -85,6 +86,8 @@ func (l *portLeases) take(port int) (fresh, ok bool) {
 	l.held[port] = true
 	return true, true
 }
+
+var errLeased = errors.New("the port is leased to another gym process")
 
 // release gives back a port this process leased and will not use.
 func (l *portLeases) release(port int) {

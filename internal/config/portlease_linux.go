@@ -12,8 +12,6 @@ import (
 // descriptor of the file does not drop it.
 const fOFDSetLk = 37
 
-var errLeased = errors.New("the port is leased to another gym process")
-
 // openLeaseFile opens (creating) the lease file at path, which must be a
 // file of this user's: in a shared /tmp another user could otherwise
 // plant it (or a link in its place) and hold the ports in it.

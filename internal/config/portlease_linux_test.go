@@ -32,12 +32,17 @@ func requireLeases(t *testing.T) {
 	}
 }
 
+// twoOpens is two opens of one new lease file, as two processes have.
+func twoOpens(t *testing.T) (a, b *portLeases) {
+	path := filepath.Join(t.TempDir(), "ports.lock")
+	return &portLeases{path: path}, &portLeases{path: path}
+}
+
 // Leases on one file conflict between its opens, as between processes; a
 // release, or the holder's re-take, is immediate.
 func TestPortLeases(t *testing.T) {
 	requireLeases(t)
-	path := filepath.Join(t.TempDir(), "ports.lock")
-	a, b := &portLeases{path: path}, &portLeases{path: path}
+	a, b := twoOpens(t)
 	if !leased(a, 15000) {
 		t.Fatal("a cannot take a port nobody holds")
 	}
@@ -59,8 +64,7 @@ func TestPortLeases(t *testing.T) {
 // free leases a port it finds free, and gives back one a bind refuses.
 func TestPortLeasesFree(t *testing.T) {
 	requireLeases(t)
-	path := filepath.Join(t.TempDir(), "ports.lock")
-	a, b := &portLeases{path: path}, &portLeases{path: path}
+	a, b := twoOpens(t)
 	busy, err := net.Listen("tcp", ":0")
 	if err != nil {
 		t.Fatal(err)
@@ -87,8 +91,7 @@ func TestPortLeasesFree(t *testing.T) {
 // later one finds it bound: only a lease free took itself is given back.
 func TestPortLeasesFreeKeepsAnEarlierLease(t *testing.T) {
 	requireLeases(t)
-	path := filepath.Join(t.TempDir(), "ports.lock")
-	a, b := &portLeases{path: path}, &portLeases{path: path}
+	a, b := twoOpens(t)
 	port := twoFreePorts(t)
 	if !a.free(port) {
 		t.Fatalf("port %d is not free", port)

@@ -7,8 +7,6 @@ import (
 	"os"
 )
 
-var errLeased = errors.New("the port is leased to another gym process")
-
 // openLeaseFile opens no lease file where open file locks are not known to
 // work.
 func openLeaseFile(string) (*os.File, error) { return nil, errors.ErrUnsupported }

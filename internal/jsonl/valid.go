@@ -189,9 +189,8 @@ func layoutEnd(b []byte, i, depth int) (end int, spaced bool) {
 	open := fixed[:0] // '{' or '[' for each container not yet closed
 	for {
 		// A value starts here.
-		if j := SkipSpace(b, i); j != i {
-			i, spaced = j, true
-		}
+		j := SkipSpace(b, i)
+		i, spaced = j, spaced || j != i
 		if i >= len(b) {
 			return -1, spaced
 		}
@@ -200,11 +199,8 @@ func layoutEnd(b []byte, i, depth int) (end int, spaced bool) {
 			if len(open) == depth {
 				return -1, spaced
 			}
-			if j := SkipSpace(b, i+1); j != i+1 {
-				i, spaced = j, true
-			} else {
-				i = j
-			}
+			j := SkipSpace(b, i+1)
+			i, spaced = j, spaced || j != i+1
 			if i < len(b) && b[i] == c+2 { // '}' or ']', empty
 				i++
 				break
@@ -240,9 +236,8 @@ func layoutEnd(b []byte, i, depth int) (end int, spaced bool) {
 			if len(open) == 0 {
 				return i, spaced
 			}
-			if j := SkipSpace(b, i); j != i {
-				i, spaced = j, true
-			}
+			j := SkipSpace(b, i)
+			i, spaced = j, spaced || j != i
 			if i >= len(b) {
 				return -1, spaced
 			}
