@@ -146,7 +146,8 @@ func runEvalAggregate(ctx context.Context, opts *aggregateOptions) error {
 	if merge {
 		files = []string{output}
 	}
-	rows, err := rollout.ReadMetricsRows(files...)
+	path := rollout.PathsFor(output).Metrics
+	rows, err := rollout.ReadMetricsRows(filepath.Dir(path), files...)
 	if err != nil {
 		return err
 	}
@@ -167,7 +168,6 @@ func runEvalAggregate(ctx context.Context, opts *aggregateOptions) error {
 	if err != nil {
 		return err
 	}
-	path := rollout.PathsFor(output).Metrics
 	if _, err := rollout.WriteAggregateMetrics(ctx, rows, agg, path, opts.IO.Out); err != nil {
 		return err
 	}

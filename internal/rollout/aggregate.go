@@ -173,8 +173,9 @@ func (m *memoryResponse) WriteHeader(status int)      { m.status = status }
 // them and nothing per rollout is held; any other's are located one by one
 // to be sorted.
 type MetricsRows struct {
-	files  []string
-	agents map[string]*agentRows
+	files    []string
+	agents   map[string]*agentRows
+	stripped *strippedRows
 }
 
 // agentRows are one agent's rollouts: how many, the first key in order,
@@ -198,13 +199,16 @@ type agentRows struct {
 // agent, held in memory, never spilled (under sortChunk).
 const locateAhead = 4096
 
-// rowRef locates one rollout: its key, and its line in files[file].
+// rowRef locates one rollout: its key, and its line in files[file], or,
+// with file strippedFile, its stripped row among MetricsRows' stripped.
 type rowRef struct {
 	k    key
 	file int
 	off  int64
 	size int
 }
+
+const strippedFile = -1
 
 // Rows returns the number of rollouts found.
 func (m *MetricsRows) Rows() int {
@@ -222,9 +226,14 @@ var heavyKeys = [...]string{"response", ParamsKey, "ng_agent_observations", "ng_
 // ReadMetricsRows indexes rollouts files for aggregation: a pass that
 // checks every rollout, finds each agent's order and locates its
 // rollouts, and, for an agent found out of order only late in a long
-// file, a second that locates them.
-func ReadMetricsRows(paths ...string) (*MetricsRows, error) {
-	m := &MetricsRows{files: paths, agents: map[string]*agentRows{}}
+// file, a second that locates them. A rollout located once its agent is
+// out of order is stripped as it is read and kept so in a temporary file
+// in dir (beside the metrics), which the aggregation reads instead of the
+// line: collected rollouts, out of order from the first few, are read in
+// full and checked once, and what is read back one by one is a few
+// hundred bytes each.
+func ReadMetricsRows(dir string, paths ...string) (*MetricsRows, error) {
+	m := &MetricsRows{files: paths, agents: map[string]*agentRows{}, stripped: &strippedRows{dir: dir}}
 	last := map[string]key{}
 	err := m.each(func(file int, lr *lineReader, agent string, row *record) error {
 		if agent == "" {
@@ -253,7 +262,7 @@ func ReadMetricsRows(paths ...string) (*MetricsRows, error) {
 			a.refs, a.located = nil, false
 		}
 		if a.located {
-			return a.refs.Add(rowRef{k, file, lr.Start, lr.Size})
+			return m.locate(a, k, file, lr, row)
 		}
 		return nil
 	})
@@ -267,10 +276,13 @@ func ReadMetricsRows(paths ...string) (*MetricsRows, error) {
 		err = m.each(func(file int, lr *lineReader, agent string, row *record) error {
 			if a := m.agents[agent]; !a.sorted && !a.located {
 				k, _ := row.key()
-				return a.refs.Add(rowRef{k, file, lr.Start, lr.Size})
+				return m.locate(a, k, file, lr, row)
 			}
 			return nil
 		})
+	}
+	if err == nil {
+		err = m.stripped.flush()
 	}
 	for _, a := range m.agents {
 		switch {
@@ -288,12 +300,80 @@ func ReadMetricsRows(paths ...string) (*MetricsRows, error) {
 	return m, nil
 }
 
-// Close removes what sorting the rollouts spilled to disk.
+// locate adds where row is to a's locations: its line, while a is in
+// order (it may stay so, and be read back from the files), else the row
+// stripped, kept for the aggregation to read instead of the line.
+func (m *MetricsRows) locate(a *agentRows, k key, file int, lr *lineReader, row *record) error {
+	if a.sorted {
+		return a.refs.Add(rowRef{k, file, lr.Start, lr.Size})
+	}
+	stripped, err := stripHeavy(row)
+	if err != nil {
+		return lr.errorf("cannot strip the rollout for its metrics: %v", err)
+	}
+	off, err := m.stripped.add(stripped)
+	if err != nil {
+		return err
+	}
+	return a.refs.Add(rowRef{k: k, file: strippedFile, off: off, size: len(stripped)})
+}
+
+// Close removes what sorting and stripping the rollouts spilled to disk.
 func (m *MetricsRows) Close() {
 	for _, a := range m.agents {
 		if a.refs != nil {
 			a.refs.Close()
 		}
+	}
+	m.stripped.close()
+}
+
+// strippedRows are located rollouts, stripped, one after another in a
+// temporary file made when the first comes.
+type strippedRows struct {
+	dir  string
+	f    *os.File
+	w    *bufio.Writer
+	size int64
+}
+
+// add appends a stripped row and returns where it starts.
+func (s *strippedRows) add(row []byte) (int64, error) {
+	if s.f == nil {
+		f, err := jsonl.SpillFile(s.dir, ".aggregate-stripped-*.jsonl")
+		if err != nil {
+			return 0, err
+		}
+		s.f, s.w = f, bufio.NewWriterSize(f, 64<<10)
+	}
+	off := s.size
+	if _, err := s.w.Write(row); err != nil {
+		return 0, err
+	}
+	s.size += int64(len(row))
+	return off, nil
+}
+
+func (s *strippedRows) flush() error {
+	if s.w == nil {
+		return nil
+	}
+	return s.w.Flush()
+}
+
+// read returns the row r locates, in buf's storage; safe for concurrent
+// use once flushed.
+func (s *strippedRows) read(r rowRef, buf []byte) ([]byte, error) {
+	buf = slices.Grow(buf[:0], r.size)[:r.size]
+	if _, err := s.f.ReadAt(buf, r.off); err != nil {
+		return nil, err
+	}
+	return buf, nil
+}
+
+func (s *strippedRows) close() {
+	if s.f != nil {
+		s.f.Close()
 	}
 }
 
@@ -542,14 +622,22 @@ func WriteAggregateMetrics(ctx context.Context, rows *MetricsRows, agg Aggregato
 
 // input is an agent's rollouts, stripped, in (task, rollout) order: read
 // in one pass over the files when they are in order there, else one by one
-// where they are. The first reading keeps what it stripped in a temporary
-// file in dir, which later readings (an aggregator may read the rollouts
-// more than once) read instead.
+// where they are (kept stripped, or their lines). The first reading keeps
+// the rows in order in a temporary file in dir, which later readings (an
+// aggregator may read the rollouts more than once) read instead.
 func (m *MetricsRows) input(agent string, rr *rowReader, dir string) (AggregateInput, *rowCache) {
 	a := m.agents[agent]
 	src := func(yield func([]byte) error) error {
 		var buf []byte
 		return a.refs.Each(func(r rowRef) error {
+			if r.file == strippedFile {
+				row, err := m.stripped.read(r, buf)
+				if err != nil {
+					return err
+				}
+				buf = row
+				return yield(row)
+			}
 			line, err := rr.read(r, buf)
 			if err != nil {
 				return err

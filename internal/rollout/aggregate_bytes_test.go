@@ -139,7 +139,7 @@ func aggregateForTest(dir string, files []string, merge bool, h http.Handler) st
 			out.Write(merged)
 			files = []string{output}
 		}
-		rows, err := ReadMetricsRows(files...)
+		rows, err := ReadMetricsRows(dir, files...)
 		if err != nil {
 			return err
 		}
@@ -177,7 +177,7 @@ func TestInOrderRowsNeedNoSpill(t *testing.T) {
 		for i := range rows {
 			fmt.Fprintf(&b, `{"agent_ref":{"name":"a"},"_ng_task_index":%d,"_ng_rollout_index":0,"reward":1}`+"\n", i)
 		}
-		m, err := ReadMetricsRows(writeFile(t, dir, fmt.Sprintf("r%d.jsonl", rows), b.String()))
+		m, err := ReadMetricsRows(dir, writeFile(t, dir, fmt.Sprintf("r%d.jsonl", rows), b.String()))
 		if err != nil {
 			t.Fatalf("%d rows in order: %v", rows, err)
 		}

@@ -33,7 +33,7 @@ func TestReadMetricsRowsRefusesARewardThatIsNotANumber(t *testing.T) {
 			if err := os.WriteFile(path, []byte(good+`{`+agent+`,"reward":`+tt.reward+`}`+"\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			rows, err := ReadMetricsRows(path)
+			rows, err := ReadMetricsRows(filepath.Dir(path), path)
 			if tt.want == "" {
 				if err != nil || rows.Rows() != 2 {
 					t.Fatalf("rows %v, err %v", rows, err)
@@ -55,7 +55,7 @@ func TestReadMetricsRowsAcceptsARolloutWithoutReward(t *testing.T) {
 	if err := os.WriteFile(path, []byte(`{"agent_ref":{"name":"a"},"_ng_task_index":0,"_ng_rollout_index":0}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if rows, err := ReadMetricsRows(path); err != nil || rows.Rows() != 1 {
+	if rows, err := ReadMetricsRows(filepath.Dir(path), path); err != nil || rows.Rows() != 1 {
 		t.Fatalf("rows %v, err %v", rows, err)
 	}
 }
@@ -70,7 +70,7 @@ func TestReadMetricsRowsLocatesOnlyRowsOutOfOrder(t *testing.T) {
 	// a is in order across both files (a repeated key too); b is not.
 	first := writeFile(t, dir, "0.jsonl", row("a", 0, 0)+row("b", 3, 0)+row("a", 0, 1)+row("b", 1, 0))
 	second := writeFile(t, dir, "1.jsonl", row("a", 0, 1)+row("a", 2, 0)+row("b", 5, 0))
-	rows, err := ReadMetricsRows(first, second)
+	rows, err := ReadMetricsRows(dir, first, second)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,27 +60,37 @@ func BenchmarkCollect(b *testing.B) {
 }
 
 // BenchmarkAggregateRequest: streaming the stripped rollouts of a run to
-// an aggregator.
+// an aggregator, from a file in (task, rollout) order (a merged one) and
+// from one as collection writes it (each pair of tasks swapped), whose
+// rollouts are located one by one.
 func BenchmarkAggregateRequest(b *testing.B) {
-	dir := b.TempDir()
-	var out strings.Builder
-	for i := range 20000 {
-		fmt.Fprintf(&out, `{"responses_create_params":{"input":"q"},"response":{"output":[{"type":"message","content":[{"type":"output_text","text":"%s"}]}],"usage":{"input_tokens":10,"output_tokens":20}},"reward":1,"agent_ref":{"name":"agent"},"_ng_task_index":%d,"_ng_rollout_index":0}`+"\n", strings.Repeat("x", 500), i)
+	for _, order := range []struct {
+		name string
+		task func(i int) int
+	}{{"in-order", func(i int) int { return i }}, {"collected", func(i int) int { return i ^ 1 }}} {
+		b.Run(order.name, func(b *testing.B) {
+			dir := b.TempDir()
+			var out strings.Builder
+			for i := range 20000 {
+				fmt.Fprintf(&out, `{"responses_create_params":{"input":"q"},"response":{"output":[{"type":"message","content":[{"type":"output_text","text":"%s"}]}],"usage":{"input_tokens":10,"output_tokens":20}},"reward":1,"agent_ref":{"name":"agent"},"_ng_task_index":%d,"_ng_rollout_index":0}`+"\n", strings.Repeat("x", 500), order.task(i))
+			}
+			path := writeFile(b, dir, "out.jsonl", out.String())
+			agg := countingAggregator{}
+			b.SetBytes(int64(out.Len()))
+			b.ResetTimer()
+			for range b.N {
+				rows, err := ReadMetricsRows(dir, path)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := WriteAggregateMetrics(context.Background(), rows, agg, filepath.Join(dir, "m.json"), discard{}); err != nil {
+					b.Fatal(err)
+				}
+				rows.Close()
+			}
+			os.Remove(filepath.Join(dir, "m.json"))
+		})
 	}
-	path := writeFile(b, dir, "out.jsonl", out.String())
-	agg := countingAggregator{}
-	b.SetBytes(int64(out.Len()))
-	b.ResetTimer()
-	for range b.N {
-		rows, err := ReadMetricsRows(path)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := WriteAggregateMetrics(context.Background(), rows, agg, filepath.Join(dir, "m.json"), discard{}); err != nil {
-			b.Fatal(err)
-		}
-	}
-	os.Remove(filepath.Join(dir, "m.json"))
 }
 
 type discard struct{}
@@ -164,7 +174,7 @@ func BenchmarkAggregateMemory(b *testing.B) {
 				if _, err := MergeShards(files, output); err != nil {
 					b.Fatal(err)
 				}
-				rows, err := ReadMetricsRows(output)
+				rows, err := ReadMetricsRows(dir, output)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -47,7 +47,7 @@ func decodeRef(b []byte) (rowRef, error) {
 	}
 	return rowRef{
 		k:    key{int64(binary.LittleEndian.Uint64(b[0:])), int64(binary.LittleEndian.Uint64(b[8:]))},
-		file: int(binary.LittleEndian.Uint32(b[16:])),
+		file: int(int32(binary.LittleEndian.Uint32(b[16:]))), // strippedFile too
 		off:  int64(binary.LittleEndian.Uint64(b[20:])),
 		size: int(binary.LittleEndian.Uint32(b[28:])),
 	}, nil

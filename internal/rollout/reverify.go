@@ -385,7 +385,7 @@ func (p *ReverifyPlan) Run(ctx context.Context) (*ReverifySummary, error) {
 	if o.DisableAggregation {
 		fmt.Fprintln(o.Log, "Skipping aggregate-metrics computation because disable_aggregation=True. Run `gym eval aggregate` after all shards finish to compute the global metrics.")
 	} else {
-		rows, err := ReadMetricsRows(paths.Output)
+		rows, err := ReadMetricsRows(filepath.Dir(paths.Metrics), paths.Output)
 		if err != nil {
 			return sum, err
 		}

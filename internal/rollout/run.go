@@ -181,7 +181,7 @@ func Run(ctx context.Context, o RunOptions) (*RunResult, error) {
 	if o.Aggregator == nil {
 		fmt.Fprintln(o.Log, "Aggregation is disabled; compute the metrics later with `gym eval aggregate`.")
 	} else {
-		rows, err := ReadMetricsRows(p.Output)
+		rows, err := ReadMetricsRows(filepath.Dir(p.Metrics), p.Output)
 		if err != nil {
 			return res, err
 		}
