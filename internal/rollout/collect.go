@@ -154,6 +154,24 @@ func collect(ctx context.Context, p Paths, st *resumeState, sum *Summary, o Coll
 	return sum, nil
 }
 
+// checkAgents finds the agents materialized rollouts name (agents, from
+// their materialization) before any runs: an agent that does not exist
+// (or servers that cannot be reached) would fail every one of its
+// rollouts the same way, so it is one error, up front. Only then is the
+// file read, for the first rollout that names a failing agent.
+func checkAgents(ctx context.Context, materialized string, agents []string, agentURL func(context.Context, string) (string, error)) error {
+	if agentURL == nil {
+		return nil
+	}
+	for _, agent := range agents {
+		if _, err := agentURL(ctx, agent); err != nil {
+			_, err = scanMaterialized(ctx, materialized, agentURL, nil, 0)
+			return err
+		}
+	}
+	return nil
+}
+
 // scanMaterialized reads the materialized rollouts before any runs, once
 // for both of its jobs. With agentURL it finds every agent they name: an
 // agent that does not exist (or servers that cannot be reached) would

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -239,6 +240,29 @@ func TestUnknownAgentFailsBeforeAnyRollout(t *testing.T) {
 	}
 	if calls.Load() != 0 {
 		t.Errorf("%d rollouts ran before the error", calls.Load())
+	}
+}
+
+// Only the agents of the rollouts materialized are looked for: a row of
+// another shard may name one this shard's servers do not have.
+func TestAgentsOfOtherShardsAreNotLookedFor(t *testing.T) {
+	agent := fakeAgent(t, nil)
+	dir := t.TempDir()
+	o := runOptions(t, dir, writeFile(t, dir, "in.jsonl", rows(1, "agent")+rows(1, "nobody")), agent.URL)
+	o.Materialize.Shard = Shard{Index: 0, Count: 2}
+	urls := o.Collect.AgentURL
+	o.Collect.AgentURL = func(ctx context.Context, name string) (string, error) {
+		if name == "nobody" {
+			return "", errors.New(`unknown agent "nobody"`)
+		}
+		return urls(ctx, name)
+	}
+	res, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Summary.Rollouts != 1 || res.Materialized.Rollouts != 1 || !slices.Equal(res.Materialized.Agents, []string{"agent"}) {
+		t.Errorf("summary %+v, materialized %+v; want the one rollout of agent", res.Summary, res.Materialized)
 	}
 }
 

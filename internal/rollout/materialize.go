@@ -86,6 +86,8 @@ type MaterializeOptions struct {
 // MaterializeStats counts what materialization read and wrote.
 type MaterializeStats struct {
 	Rows, Tasks, Rollouts int
+	// Agents are the agents the rollouts written name, each once.
+	Agents []string
 }
 
 // Materialize turns input rows into the rollouts to run, as NeMo Gym's
@@ -106,7 +108,7 @@ func Materialize(ctx context.Context, o MaterializeOptions) (MaterializeStats, e
 	}
 	defer in.Close()
 
-	m := &materializer{o: o, taskOf: map[[16]byte]int64{}, rollouts: map[int64]int{}, agentsSeen: map[string]bool{}}
+	m := &materializer{o: o, taskOf: map[[16]byte]int64{}, rollouts: map[int64]int{}, agentsSeen: map[string]bool{}, wroteAgent: map[string]bool{}}
 	err = jsonl.WriteFileAtomic(o.OutputPath, func(out *bufio.Writer) error {
 		w := io.Writer(out)
 		if o.Interleave {
@@ -142,7 +144,7 @@ func Materialize(ctx context.Context, o MaterializeOptions) (MaterializeStats, e
 		}
 		return nil
 	})
-	stats.Tasks, stats.Rollouts = len(m.rollouts), m.written
+	stats.Tasks, stats.Rollouts, stats.Agents = len(m.rollouts), m.written, m.agentsWritten
 	if err != nil {
 		return stats, err
 	}
@@ -163,6 +165,10 @@ type materializer struct {
 	rollouts   map[int64]int // rollouts so far per task
 	agentsSeen map[string]bool
 	written    int
+	// agentsWritten are the agents of the rows written so far, each once,
+	// and wroteAgent each of them.
+	agentsWritten []string
+	wroteAgent    map[string]bool
 	// Problems reported together at the end, as NeMo Gym does.
 	prebaked     []int
 	noAgent      []int
@@ -277,6 +283,10 @@ func (m *materializer) row(lr *lineReader, line []byte, w io.Writer) error {
 	}
 	if stale || m.rec.spaced {
 		m.rec.parse(compactValid(make([]byte, 0, len(row)), row))
+	}
+	if !m.wroteAgent[agent.Str] {
+		m.wroteAgent[agent.Str] = true
+		m.agentsWritten = append(m.agentsWritten, agent.Str)
 	}
 	for range repeats {
 		rollout := m.rollouts[task]

@@ -125,7 +125,8 @@ func Run(ctx context.Context, o RunOptions) (*RunResult, error) {
 		stats, err := Materialize(ctx, mo)
 		res.Materialized = stats
 		if err == nil {
-			sum, err = scanMaterialized(ctx, next, o.Collect.AgentURL, st, o.Collect.MaxAttempts)
+			sum.Rollouts = stats.Rollouts
+			err = checkAgents(ctx, next, stats.Agents, o.Collect.AgentURL)
 		}
 		if err != nil {
 			os.Remove(next)
