@@ -28,8 +28,7 @@ import (
 // responses, writing the /aggregate_metrics reply ({group_level_metrics,
 // agent_metrics, key_metrics}) to reply. Both are large for a large run
 // (a rollout each, an entry per task), so both are streamed, never held:
-// the rollouts are read again from their files each time they are asked
-// for.
+// the rollouts are read again from disk each time they are asked for.
 type Aggregator interface {
 	AggregateMetrics(ctx context.Context, agent string, in AggregateInput, reply io.Writer) error
 }
@@ -37,8 +36,9 @@ type Aggregator interface {
 // AggregateInput is one agent's verify responses, in (task, rollout)
 // order, stripped of what the metrics do not read.
 type AggregateInput struct {
-	// each reads through a cache, read reads the files (and is safe for
-	// concurrent use, as an HTTP client retrying a request needs).
+	// each reads through a cache, read reads the rollouts' files and the
+	// stripped rows kept (and is safe for concurrent use, as an HTTP
+	// client retrying a request needs).
 	each, read func(yield func(row []byte) error) error
 	// dir is where an aggregator may spill to temporary files: beside the
 	// metrics file.
@@ -342,7 +342,7 @@ func (s *strippedRows) add(row []byte) (int64, error) {
 	if s.f == nil {
 		f, err := jsonl.SpillFile(s.dir, ".aggregate-stripped-*.jsonl")
 		if err != nil {
-			return 0, err
+			return 0, fmt.Errorf("keeping the rollouts stripped for their metrics: %w", err)
 		}
 		s.f, s.w = f, bufio.NewWriterSize(f, 64<<10)
 	}
@@ -354,11 +354,14 @@ func (s *strippedRows) add(row []byte) (int64, error) {
 	return off, nil
 }
 
+// flush writes out what add buffered; the rows are read back from then on.
 func (s *strippedRows) flush() error {
 	if s.w == nil {
 		return nil
 	}
-	return s.w.Flush()
+	err := s.w.Flush()
+	s.w = nil
+	return err
 }
 
 // read returns the row r locates, in buf's storage; safe for concurrent

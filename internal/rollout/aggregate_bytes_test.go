@@ -166,7 +166,8 @@ func aggregateForTest(dir string, files []string, merge bool, h http.Handler) st
 }
 
 // Rollouts already in order are indexed without spilling a thing: with
-// no temporary directory to write to, any number of them is read.
+// no temporary directory to write to, neither the system's nor the one
+// given for stripped rows, any number of them is read.
 func TestInOrderRowsNeedNoSpill(t *testing.T) {
 	dir := t.TempDir()
 	defer func(n int) { sortChunk = n }(sortChunk)
@@ -177,7 +178,7 @@ func TestInOrderRowsNeedNoSpill(t *testing.T) {
 		for i := range rows {
 			fmt.Fprintf(&b, `{"agent_ref":{"name":"a"},"_ng_task_index":%d,"_ng_rollout_index":0,"reward":1}`+"\n", i)
 		}
-		m, err := ReadMetricsRows(dir, writeFile(t, dir, fmt.Sprintf("r%d.jsonl", rows), b.String()))
+		m, err := ReadMetricsRows(filepath.Join(dir, "missing"), writeFile(t, dir, fmt.Sprintf("r%d.jsonl", rows), b.String()))
 		if err != nil {
 			t.Fatalf("%d rows in order: %v", rows, err)
 		}

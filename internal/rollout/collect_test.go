@@ -243,13 +243,14 @@ func TestUnknownAgentFailsBeforeAnyRollout(t *testing.T) {
 	}
 }
 
-// Only the agents of the rollouts materialized are looked for: a row of
-// another shard may name one this shard's servers do not have.
-func TestAgentsOfOtherShardsAreNotLookedFor(t *testing.T) {
+// Materializing names the agents of the rollouts it wrote, each once, for
+// the run to look for: a row of another shard may name one this shard's
+// servers do not have.
+func TestMaterializedAgentsAreThoseWritten(t *testing.T) {
 	agent := fakeAgent(t, nil)
 	dir := t.TempDir()
-	o := runOptions(t, dir, writeFile(t, dir, "in.jsonl", rows(1, "agent")+rows(1, "nobody")), agent.URL)
-	o.Materialize.Shard = Shard{Index: 0, Count: 2}
+	o := runOptions(t, dir, writeFile(t, dir, "in.jsonl", rows(4, "agent")+rows(1, "nobody")), agent.URL)
+	o.Materialize.Shard = Shard{Index: 1, Count: 2} // tasks 1 and 3; nobody's is 4
 	urls := o.Collect.AgentURL
 	o.Collect.AgentURL = func(ctx context.Context, name string) (string, error) {
 		if name == "nobody" {
@@ -261,8 +262,8 @@ func TestAgentsOfOtherShardsAreNotLookedFor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Summary.Rollouts != 1 || res.Materialized.Rollouts != 1 || !slices.Equal(res.Materialized.Agents, []string{"agent"}) {
-		t.Errorf("summary %+v, materialized %+v; want the one rollout of agent", res.Summary, res.Materialized)
+	if res.Summary.Rollouts != 2 || res.Materialized.Rollouts != 2 || !slices.Equal(res.Materialized.Agents, []string{"agent"}) {
+		t.Errorf("summary %+v, materialized %+v; want agent's two rollouts of this shard", res.Summary, res.Materialized)
 	}
 }
 

@@ -236,11 +236,15 @@ func indentStream(dst io.Writer, src io.Reader, indent string) error {
 	w := bufio.NewWriterSize(dst, 64<<10)
 	buf := make([]byte, 64<<10)
 	depth := 0
+	// lines holds a newline and the indents of the deepest line so far;
+	// each line's start is a prefix of it, written in one call.
+	lines := []byte{'\n'}
 	newline := func() {
-		w.WriteByte('\n')
-		for range depth {
-			w.WriteString(indent)
+		n := 1 + max(depth, 0)*len(indent)
+		for len(lines) < n {
+			lines = append(lines, indent...)
 		}
+		w.Write(lines[:n])
 	}
 	// inString and escaped say where the last buffer ended; opened, that
 	// it ended after a '{' or '[' (which closes at once or opens a line).
