@@ -213,3 +213,24 @@ func sampleHeap(peak *uint64) (stop func()) {
 	}()
 	return func() { close(done); <-finished }
 }
+
+// BenchmarkIndentStream: laying out a metrics file of 10k tasks' group
+// metrics, as WriteAggregateMetrics does.
+func BenchmarkIndentStream(b *testing.B) {
+	var doc strings.Builder
+	doc.WriteString(`[{"agent_ref":{"name":"agent"},"group_level_metrics":[`)
+	for i := range 10000 {
+		if i > 0 {
+			doc.WriteByte(',')
+		}
+		fmt.Fprintf(&doc, `{"_ng_task_index":%d,"mean/reward":0.5,"max/reward":1,"min/reward":0,"median/reward":0.5,"std/reward":0.5,"mean/input_tokens":88.0,"mean/output_tokens":%d}`, i, i%97)
+	}
+	doc.WriteString(`],"key_metrics":{"mean/reward":0.5}}]`)
+	src := doc.String()
+	b.SetBytes(int64(len(src)))
+	for b.Loop() {
+		if err := indentStream(io.Discard, strings.NewReader(src), "  "); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
