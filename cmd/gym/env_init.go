@@ -36,7 +36,6 @@ type initOptions struct {
 	rewardRange    *[2]float64
 	higherIsBetter *bool
 	lang           string
-	passthrough    []string
 }
 
 // orderedString is a string flag that records, in opts.order, that it was
