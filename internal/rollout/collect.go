@@ -257,13 +257,14 @@ func (c *collector) dispatch(ctx context.Context, st *resumeState) error {
 			<-slots
 			return errStop
 		}
-		// As gjson held it: from its opening brace.
-		body := bytes.Clone(bytes.TrimLeft(row.raw, " \t\r\n"))
+		rec := row.from(len(row.raw) - len(bytes.TrimLeft(row.raw, " \t\r\n")))
+		body := rec.raw
 		if n := st.attempts[k]; n > 0 {
 			var err error
 			if body, err = sjson.SetBytes(body, AttemptIndexKey, n); err != nil {
 				return err
 			}
+			rec.parse(body)
 		}
 		if len(c.o.Capture) > 0 {
 			if err := clearCapture(c.o.Capture, body); err != nil {
@@ -281,7 +282,7 @@ func (c *collector) dispatch(ctx context.Context, st *resumeState) error {
 		go func() {
 			defer wg.Done()
 			defer func() { <-slots }()
-			c.run(ctx, body, agent)
+			c.run(ctx, body, rec, agent)
 		}()
 		return nil
 	})
@@ -301,11 +302,9 @@ func (c *collector) firstWriteError() error {
 	return c.writeErr
 }
 
-// run is one rollout: POST the row to its agent's /run, stamp the result
-// and route it.
-func (c *collector) run(ctx context.Context, body []byte, agent string) {
-	var row record
-	row.parse(body)
+// run is one rollout: POST the row (body, read as row) to its agent's
+// /run, stamp the result and route it.
+func (c *collector) run(ctx context.Context, body []byte, row *record, agent string) {
 	started := time.Now()
 	result, err := c.post(ctx, agent, body)
 	latencyMS := float64(time.Since(started)) / float64(time.Millisecond)
@@ -323,7 +322,7 @@ func (c *collector) run(ctx context.Context, body []byte, agent string) {
 		c.record(c.fails, failure, ferr, progress.Outcome{Failed: true}, func(s *Summary) { s.RequestFailed++; s.Failed++ })
 		return
 	}
-	stamped, route, err := stamp(result, &row)
+	stamped, route, err := stamp(result, row)
 	if err != nil {
 		failure, ferr := requestFailure(body, fmt.Errorf("agent %s answered /run with something that is not a JSON object: %w", agent, err))
 		c.record(c.fails, failure, ferr, progress.Outcome{Failed: true}, func(s *Summary) { s.RequestFailed++; s.Failed++ })

@@ -32,6 +32,19 @@ func (r *record) parse(line []byte) bool {
 	return valid
 }
 
+// from is a copy of the row from its byte at, in storage of its own (a
+// record is only valid during its read of a file): its members as found,
+// without a second read. It stays spaced if the row was, even when the
+// white space was all before at: that costs a compaction, never a row
+// taken for compact.
+func (r *record) from(at int) *record {
+	c := &record{raw: bytes.Clone(r.raw[at:]), members: make([]jsonl.Member, len(r.members)), object: r.object, spaced: r.spaced}
+	for i, m := range r.members {
+		c.members[i] = jsonl.Member{KeyStart: m.KeyStart - at, KeyEnd: m.KeyEnd - at, ValueStart: m.ValueStart - at, ValueEnd: m.ValueEnd - at}
+	}
+	return c
+}
+
 // appendMember adds the member name (no escapes needed): value (valid
 // JSON, compact) at the end of the row, an object, where sjson sets a key
 // the row lacks, into a new row whose members found so far stay where

@@ -1,6 +1,8 @@
 package rollout
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tidwall/gjson"
@@ -37,6 +39,36 @@ func FuzzRecordIsGet(f *testing.F) {
 		}
 		if got, want := r.nested("response", "usage"), gjson.Get(doc, "response.usage"); got.Raw != want.Raw || got.Type != want.Type {
 			t.Fatalf("%q: nested(response, usage) = %q, gjson.Get %q", doc, got.Raw, want.Raw)
+		}
+	})
+}
+
+// A copy of a row from past its leading white space is the row that
+// reading those bytes finds: the same members, in storage of its own.
+func FuzzRecordFrom(f *testing.F) {
+	for _, s := range []string{`{"a":1,"b":[2]}`, "  \t{ \"a\" : 1 }", ` [1]`, `{}`, "\n{\"r\\u0065ward\":true}"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, doc string) {
+		var r record
+		if !r.parse([]byte(doc)) {
+			return
+		}
+		at := len(doc) - len(strings.TrimLeft(doc, " \t\r\n"))
+		got := r.from(at)
+		var want record
+		want.parse([]byte(doc[at:]))
+		if string(got.raw) != string(want.raw) || !slices.Equal(got.members, want.members) || got.object != want.object {
+			t.Fatalf("%q from %d: %+v, reading it finds %+v", doc, at, *got, want)
+		}
+		if want.spaced && !got.spaced {
+			t.Fatalf("%q from %d: not spaced, reading it finds white space", doc, at)
+		}
+		if len(got.raw) > 0 {
+			got.raw[0] = 'x'
+			if r.raw[at] == 'x' {
+				t.Fatalf("%q: the copy shares the row's storage", doc)
+			}
 		}
 	})
 }
