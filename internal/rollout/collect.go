@@ -257,6 +257,7 @@ func (c *collector) dispatch(ctx context.Context, st *resumeState) error {
 			<-slots
 			return errStop
 		}
+		// As gjson held it: from its opening brace.
 		rec := row.from(len(row.raw) - len(bytes.TrimLeft(row.raw, " \t\r\n")))
 		body := rec.raw
 		if n := st.attempts[k]; n > 0 {
