@@ -108,7 +108,7 @@ func (e *RequestFailuresError) Error() string {
 }
 
 // collect runs every materialized rollout that is not done yet (sum
-// counts them against st: scanMaterialized) through its agent's /run and
+// counts them against st: countRollouts) through its agent's /run and
 // appends each result, as it completes, to the output (successes) or the
 // failures file. A rollout cut short by cancellation is written nowhere,
 // so --resume runs it again: every rollout ends up in the output exactly
@@ -157,42 +157,46 @@ func collect(ctx context.Context, p Paths, st *resumeState, sum *Summary, o Coll
 // checkAgents finds the agents materialized rollouts name (agents, from
 // their materialization) before any runs: an agent that does not exist
 // (or servers that cannot be reached) would fail every one of its
-// rollouts the same way, so it is one error, up front. Only then is the
-// file read, for the first rollout that names a failing agent.
+// rollouts the same way, so it is one error, up front. Only when one
+// fails is the file read (findAgents), to name the first rollout that
+// uses it.
 func checkAgents(ctx context.Context, materialized string, agents []string, agentURL func(context.Context, string) (string, error)) error {
 	if agentURL == nil {
 		return nil
 	}
 	for _, agent := range agents {
 		if _, err := agentURL(ctx, agent); err != nil {
-			_, err = scanMaterialized(ctx, materialized, agentURL, nil, 0)
-			return err
+			return findAgents(ctx, materialized, agentURL)
 		}
 	}
 	return nil
 }
 
-// scanMaterialized reads the materialized rollouts before any runs, once
-// for both of its jobs. With agentURL it finds every agent they name: an
-// agent that does not exist (or servers that cannot be reached) would
-// fail every one of its rollouts the same way, so it is one error, up
-// front, naming the first rollout that uses it. With st it counts the
-// rollouts by where st says each stands (sum is nil without).
-func scanMaterialized(ctx context.Context, materialized string, agentURL func(context.Context, string) (string, error), st *resumeState, maxAttempts int) (sum *Summary, err error) {
-	checked := map[string]bool{}
-	if st != nil {
-		sum = &Summary{}
+// findAgents finds every agent the materialized rollouts name, in the
+// file's order: the error names the first rollout whose agent fails.
+func findAgents(ctx context.Context, materialized string, agentURL func(context.Context, string) (string, error)) error {
+	if agentURL == nil {
+		return nil
 	}
-	err = eachRecord(materialized, func(lr *lineReader, row *record) error {
-		if agent := row.agent(); agentURL != nil && !checked[agent] {
-			checked[agent] = true
-			if _, err := agentURL(ctx, agent); err != nil {
-				return fmt.Errorf("agent %q, named by rollout %d (task %d) and maybe others: %w", agent, lr.Line, row.peek(TaskIndexKey).Int(), err)
-			}
-		}
-		if sum == nil {
+	checked := map[string]bool{}
+	return eachRecord(materialized, func(lr *lineReader, row *record) error {
+		agent := row.agent()
+		if checked[agent] {
 			return nil
 		}
+		checked[agent] = true
+		if _, err := agentURL(ctx, agent); err != nil {
+			return fmt.Errorf("agent %q, named by rollout %d (task %d) and maybe others: %w", agent, lr.Line, row.peek(TaskIndexKey).Int(), err)
+		}
+		return nil
+	})
+}
+
+// countRollouts counts the materialized rollouts by where st says each
+// stands.
+func countRollouts(materialized string, st *resumeState, maxAttempts int) (*Summary, error) {
+	sum := &Summary{}
+	err := eachRecord(materialized, func(lr *lineReader, row *record) error {
 		k, ok := row.key()
 		if !ok {
 			return lr.errorf("a materialized row lacks %s or %s; materialize again without --resume", TaskIndexKey, RolloutIndexKey)

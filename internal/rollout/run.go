@@ -158,14 +158,14 @@ func Run(ctx context.Context, o RunOptions) (*RunResult, error) {
 		}
 		// The agents are found before the resume reads the results, which
 		// cuts a torn last line off them: a refused resume leaves them be.
-		if _, err := scanMaterialized(ctx, p.Materialized, o.Collect.AgentURL, nil, 0); err != nil {
+		if err := findAgents(ctx, p.Materialized, o.Collect.AgentURL); err != nil {
 			return res, err
 		}
 		var err error
 		if st, err = readResume(p.Output, p.Failures); err != nil {
 			return res, err
 		}
-		if sum, err = scanMaterialized(ctx, p.Materialized, nil, st, o.Collect.MaxAttempts); err != nil {
+		if sum, err = countRollouts(p.Materialized, st, o.Collect.MaxAttempts); err != nil {
 			return res, err
 		}
 		if o.Collect.Log != nil {
