@@ -366,13 +366,7 @@ func (s *strippedRows) flush() error {
 
 // read returns the row r locates, in buf's storage; safe for concurrent
 // use once flushed.
-func (s *strippedRows) read(r rowRef, buf []byte) ([]byte, error) {
-	buf = slices.Grow(buf[:0], r.size)[:r.size]
-	if _, err := s.f.ReadAt(buf, r.off); err != nil {
-		return nil, err
-	}
-	return buf, nil
-}
+func (s *strippedRows) read(r rowRef, buf []byte) ([]byte, error) { return readAt(s.f, r, buf) }
 
 func (s *strippedRows) close() {
 	if s.f != nil {
@@ -415,11 +409,17 @@ func openRows(paths []string) (*rowReader, error) {
 
 // read returns a rollout's line, without its newline, in buf's storage.
 func (rr *rowReader) read(r rowRef, buf []byte) ([]byte, error) {
+	line, err := readAt(rr.files[r.file], r, buf)
+	return bytes.TrimRight(line, "\r\n"), err
+}
+
+// readAt reads the r.size bytes at r.off of f into buf's storage.
+func readAt(f *os.File, r rowRef, buf []byte) ([]byte, error) {
 	buf = slices.Grow(buf[:0], r.size)[:r.size]
-	if _, err := rr.files[r.file].ReadAt(buf, r.off); err != nil {
+	if _, err := f.ReadAt(buf, r.off); err != nil {
 		return nil, err
 	}
-	return bytes.TrimRight(buf, "\r\n"), nil
+	return buf, nil
 }
 
 func (rr *rowReader) Close() {
