@@ -9,6 +9,7 @@
 # CONCURRENCY (default 256) sets --concurrency; KEEP=1 keeps the work directory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+repo=$PWD
 work=$(mktemp -d)
 pid=""
 cleanup() {
@@ -51,3 +52,21 @@ echo "rows: $rows  rollouts written: $done_rows  failures: $(wc -l < results/ben
 awk -v kb="$rss_kb" -v w="$wall" -v u="$user" -v s="$sys" -v n="$done_rows" 'BEGIN {
   printf "collector peak RSS: %.1f MiB\nwall: %.1f s  throughput: %.0f rollouts/s  collector CPU: %.2f s (%.3f ms/rollout)\n", kb/1024, w, n/w, u+s, (u+s)*1000/n }'
 grep -A3 'Key metrics' run.out | head -4 || true # none when aggregation is off
+
+# The floor beside it, measured in the same run: bench/rundriver, a bare
+# net/http client that only sends each row to the agent's /run and reads the
+# answer, at the same concurrency, for DRIVER_DURATION (default 10s). The
+# collector's CPU per rollout is only comparable across machines (and runs of
+# one VM) as a ratio to it. DRIVER_DURATION=0 skips it.
+if [[ ${DRIVER_DURATION:-10s} != 0 ]]; then
+  (cd "$repo" && go build -o "$work/rundriver" ./bench/rundriver)
+  agent=$(grep -o 'example_single_tool_call_simple_agent .*http://127.0.0.1:[0-9]*' start.log | grep -o 'http://.*')
+  ./rundriver -url "$agent" -rows "$repo/resources_servers/example_single_tool_call/data/example.jsonl" \
+    -concurrency "${CONCURRENCY:-256}" -duration "${DRIVER_DURATION:-10s}" > driver.txt
+  awk -v u="$user" -v s="$sys" -v n="$done_rows" '
+    / rollouts in / { line = $0 }
+    /rundriver \(this client\)/ { d = $(NF-5) }
+    END { c = (u+s)*1000/n
+          printf "floor, bench/rundriver at the same concurrency: %.3f ms/rollout; the collector is %.2f times it\n", d, c/d
+          print "  " line }' driver.txt
+fi
