@@ -153,6 +153,16 @@ func closeBody(req *http.Request) {
 	}
 }
 
+// probeIdleAfter is how long a connection sits idle before it is probed
+// for a close (a syscall) when it is taken again. A server closes a
+// keep-alive connection after its idle timeout, seconds at the least
+// (gunicorn's 2 s, uvicorn's 5 s), or says Connection: close first; one
+// taken again within a fraction of that, as under load nearly all are, is
+// as open as one handed straight to a waiting request, which is never
+// probed. A server that dies in between fails the request as a new
+// connection to it would, and gym's clients retry it.
+const probeIdleAfter = 50 * time.Millisecond
+
 // conn is an idle connection to addr that is still open, a new one while
 // the host has a free slot, or else the first to come free.
 func (t *h1Transport) conn(ctx context.Context, addr string) (*h1Conn, error) {
@@ -167,12 +177,15 @@ func (t *h1Transport) conn(ctx context.Context, addr string) (*h1Conn, error) {
 	}
 	for len(h.idle) > 0 {
 		c := h.idle[len(h.idle)-1]
+		h.idle[len(h.idle)-1] = nil
 		h.idle = h.idle[:len(h.idle)-1]
-		if !t.expired(c) && c.open() {
-			t.mu.Unlock()
+		// The probe is a syscall: other requests need not wait on it.
+		t.mu.Unlock()
+		if t.usable(c, time.Since(c.idleSince)) {
 			return c, nil
 		}
 		t.discard(c)
+		t.mu.Lock()
 	}
 	if h.slots == nil {
 		t.mu.Unlock()
@@ -243,6 +256,19 @@ func (t *h1Transport) release(c *h1Conn) {
 // expired is whether c has been idle for idleTimeout, when there is one.
 func (t *h1Transport) expired(c *h1Conn) bool {
 	return t.idleTimeout > 0 && time.Since(c.idleSince) >= t.idleTimeout
+}
+
+// usable is whether c, idle for idle, can carry another request: not past
+// the idle timeout, nothing sent unasked, and, once idle for
+// probeIdleAfter, not closed by the server.
+func (t *h1Transport) usable(c *h1Conn, idle time.Duration) bool {
+	if t.idleTimeout > 0 && idle >= t.idleTimeout {
+		return false
+	}
+	if idle < probeIdleAfter {
+		return c.br.Buffered() == 0
+	}
+	return c.open()
 }
 
 // discard closes c and frees its slot.

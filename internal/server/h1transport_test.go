@@ -200,6 +200,72 @@ func TestH1TransportSkipsConnectionsClosedWhileIdle(t *testing.T) {
 	}
 }
 
+// An idle connection is taken again unprobed only within probeIdleAfter of
+// its answer, and never with bytes the server sent unasked or past the idle
+// timeout; after that the probe sees the server's close.
+func TestH1TransportUsable(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	pair := func(t *testing.T) (client *h1Conn, server net.Conn) {
+		nc, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		server, err = ln.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { nc.Close(); server.Close() })
+		return &h1Conn{Conn: nc, br: bufio.NewReader(nc)}, server
+	}
+	// waitForClose lets the server's FIN reach the client's socket.
+	waitForClose := func(t *testing.T, c *h1Conn) {
+		for deadline := time.Now().Add(5 * time.Second); c.open(); {
+			if time.Now().After(deadline) {
+				t.Fatal("the server's close never reached the client")
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	tr := testH1Transport(4, time.Minute)
+	for _, tc := range []struct {
+		name string
+		idle time.Duration
+		// serverCloses closes the connection from the server's side;
+		// buffered puts bytes sent unasked in the client's reader.
+		serverCloses, buffered bool
+		want                   bool
+	}{
+		{name: "fresh and open", idle: time.Millisecond, want: true},
+		{name: "fresh, closed since: trusted as a handed-over one is", idle: time.Millisecond, serverCloses: true, want: true},
+		{name: "fresh, bytes sent unasked", idle: time.Millisecond, buffered: true, want: false},
+		{name: "idle and open", idle: probeIdleAfter, want: true},
+		{name: "idle and closed", idle: probeIdleAfter, serverCloses: true, want: false},
+		{name: "idle, bytes sent unasked", idle: time.Second, buffered: true, want: false},
+		{name: "past the idle timeout", idle: time.Minute, want: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, server := pair(t)
+			if tc.buffered {
+				server.Write([]byte("HTTP/1.1 200 OK\r\n"))
+				if _, err := c.br.Peek(1); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.serverCloses {
+				server.Close()
+				waitForClose(t, c)
+			}
+			if got := tr.usable(c, tc.idle); got != tc.want {
+				t.Errorf("usable after %v idle = %v, want %v", tc.idle, got, tc.want)
+			}
+		})
+	}
+}
+
 // No more than maxConns connections go to a host: a request past them
 // waits for one to come free, or for its context.
 func TestH1TransportLimitsConnections(t *testing.T) {
