@@ -4,9 +4,13 @@
 # simple_agent and the replay model, and gym collects every row (a full
 # rollout each: seed_session, model calls, a tool call for most rows, verify)
 # and aggregates. Prints the collector's peak RSS (the target is < 150 MB: the
-# rows stream from disk, nothing holds them all) and its throughput.
+# rows stream from disk, nothing holds them all), its throughput and its CPU
+# per rollout, then the floor beside it: bench/rundriver driving the same
+# agent at the same concurrency, and the collector's CPU as a multiple of the
+# driver's.
 #
-# CONCURRENCY (default 256) sets --concurrency; KEEP=1 keeps the work directory.
+# CONCURRENCY (default 256) sets --concurrency; DRIVER_DURATION (default 10s,
+# 0 to skip) how long the floor runs; KEEP=1 keeps the work directory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD

@@ -10,8 +10,9 @@
 #   BASE=<commit> bash bench/pairs.sh eval_no_serve.sh
 #   BASE=HEAD~3 PAIRS=6 CONCURRENCY=256 bash bench/pairs.sh rollouts.sh
 #
-# eval_no_serve.sh's figure is the collector's CPU per rollout (ROWS
-# defaults to 40000 here; EXTRA passes on); rollouts.sh's, at each level of
+# eval_no_serve.sh's figures are the collector's CPU per rollout and that
+# as a multiple of the bare driver's in the same run (ROWS defaults to 40000
+# here; EXTRA and DRIVER_DURATION pass on); rollouts.sh's, at each level of
 # CONCURRENCY (default 256), the three gym servers' CPU per rollout and the
 # rollouts/s. KEEP=1 keeps each run's output.
 set -euo pipefail
@@ -39,6 +40,7 @@ export ROWS=${ROWS:-40000} CONCURRENCY=${CONCURRENCY:-256}
 figures() {
   if [[ $bench == eval_no_serve.sh ]]; then
     sed -n 's|.*collector CPU: .* (\([0-9.]*\) ms/rollout).*|collector-ms/rollout \1|p' "$1"
+    sed -n 's|.*the collector is \([0-9.]*\) times it.*|collector/driver \1|p' "$1"
     return
   fi
   awk '
