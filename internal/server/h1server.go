@@ -19,10 +19,13 @@ import (
 // disconnectWatchDelay is how long a handler runs before its connection is
 // watched for the client going away (which cancels the request's context).
 // net/http watches every request from the end of its body, at the price of
-// a goroutine and two deadline changes each; a request that ends within
-// the delay never needs it, and a handler waiting on a model for seconds
-// learns of the disconnect a fraction of a second later than it would.
-const disconnectWatchDelay = 50 * time.Millisecond
+// a goroutine, a read and two deadline changes each; a request that ends
+// within the delay never needs it, and a handler waiting on a model for
+// seconds learns of the disconnect a quarter of a second later than it
+// would. Under load short requests queue for tens of milliseconds
+// (bench/rollouts.sh at 256 clients: 40-150 ms), and at 50 ms the watches
+// of the ones past it were 5% of the servers' CPU (bench/ab.sh).
+const disconnectWatchDelay = 250 * time.Millisecond
 
 var (
 	errHeadTooLarge = errors.New("head larger than the read buffer")
