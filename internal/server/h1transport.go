@@ -253,16 +253,17 @@ func (t *h1Transport) release(c *h1Conn) {
 	}
 }
 
-// expired is whether c has been idle for idleTimeout, when there is one.
-func (t *h1Transport) expired(c *h1Conn) bool {
-	return t.idleTimeout > 0 && time.Since(c.idleSince) >= t.idleTimeout
+// expired is whether a connection idle for idle has reached idleTimeout,
+// when there is one.
+func (t *h1Transport) expired(idle time.Duration) bool {
+	return t.idleTimeout > 0 && idle >= t.idleTimeout
 }
 
 // usable is whether c, idle for idle, can carry another request: not past
 // the idle timeout, nothing sent unasked, and, once idle for
 // probeIdleAfter, not closed by the server.
 func (t *h1Transport) usable(c *h1Conn, idle time.Duration) bool {
-	if t.idleTimeout > 0 && idle >= t.idleTimeout {
+	if t.expired(idle) {
 		return false
 	}
 	if idle < probeIdleAfter {
@@ -292,7 +293,7 @@ func (t *h1Transport) closeExpired() {
 	for _, h := range t.hosts {
 		kept := h.idle[:0]
 		for _, c := range h.idle {
-			if t.expired(c) {
+			if t.expired(time.Since(c.idleSince)) {
 				expired = append(expired, c)
 			} else {
 				kept = append(kept, c)
