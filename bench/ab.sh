@@ -21,6 +21,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
 [[ -n ${BASE:-} ]] || { echo "BASE=<commit> names the build to compare with" >&2; exit 2; }
+((${ROUNDS:-40} >= 2)) || { echo "ROUNDS must be at least 2" >&2; exit 2; }
 work=$(mktemp -d)
 envs=()
 cleanup() {
@@ -38,7 +39,8 @@ go build -o "$work/rundriver" ./bench/rundriver
 rows="$repo/resources_servers/example_single_tool_call/data/example.jsonl"
 c=${CONCURRENCY:-256}
 
-# start <dir> <binary>: a gym env in dir, its servers ready.
+# start <dir> <binary>: a gym env in dir, its servers ready. Both builds
+# run this checkout's configs and recordings, so only the code differs.
 start() {
   mkdir -p "$1"
   (cd "$1" && exec "$2" env start \
@@ -47,11 +49,12 @@ start() {
     ++head_server.port="$((21000 + RANDOM % 4000))" > start.log 2>&1) &
   envs+=($!)
   for _ in $(seq 600); do
-    grep -q 'servers ready' "$1/start.log" && return
+    grep -q 'All [0-9]* / [0-9]* servers ready' "$1/start.log" && return
+    kill -0 "${envs[-1]}" 2>/dev/null || break
     sleep 0.05
   done
   cat "$1/start.log"
-  echo "gym env start in $1: the servers were not ready within 30 s" >&2
+  echo "gym env start in $1: the servers were not ready within 30 s, or it exited" >&2
   exit 1
 }
 
@@ -73,6 +76,9 @@ sitting() {
   for r in $(seq "${ROUNDS:-40}"); do
     local order=("$1" "$2")
     ((r % 2)) || order=("$2" "$1")
+    # The CPU counted covers the driver's warm-up and new connections too,
+    # the same for both builds, so the ratio holds though each figure is a
+    # little high.
     for b in "${order[@]}"; do
       # shellcheck disable=SC2086 # servers[$b] is a list of pids
       c0=$(cpu ${servers[$b]})

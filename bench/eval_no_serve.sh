@@ -40,7 +40,7 @@ awk -v n="$rows" '{ l[NR] = $0 } END { for (i = 0; i < n; i++) { r = l[i % NR + 
   ++head_server.port="$head_port" > start.log 2>&1) &
 pid=$!
 for _ in $(seq 600); do
-  grep -q 'servers ready' "$work/start.log" && break
+  grep -q 'All [0-9]* / [0-9]* servers ready' "$work/start.log" && break
   if ! kill -0 "$pid" 2>/dev/null; then cat "$work/start.log"; echo "gym env start exited before the servers were ready" >&2; exit 1; fi
   sleep 0.05
 done
@@ -61,8 +61,8 @@ grep -A3 'Key metrics' run.out | head -4 || true # none when aggregation is off
 # net/http client that only sends each row to the agent's /run and reads the
 # answer, at the same concurrency, for DRIVER_DURATION (default 10s). The
 # collector's CPU per rollout is only comparable across machines (and runs of
-# one VM) as a ratio to it. DRIVER_DURATION=0 skips it.
-if [[ ${DRIVER_DURATION:-10s} != 0 ]]; then
+# one VM) as a ratio to it. DRIVER_DURATION=0 (or 0s) skips it.
+if [[ ! ${DRIVER_DURATION:-10s} =~ ^0+[a-z]*$ ]]; then
   (cd "$repo" && go build -o "$work/rundriver" ./bench/rundriver)
   agent=$(grep -o 'example_single_tool_call_simple_agent .*http://127.0.0.1:[0-9]*' start.log | grep -o 'http://.*')
   ./rundriver -url "$agent" -rows "$repo/resources_servers/example_single_tool_call/data/example.jsonl" \
@@ -70,7 +70,8 @@ if [[ ${DRIVER_DURATION:-10s} != 0 ]]; then
   awk -v u="$user" -v s="$sys" -v n="$done_rows" '
     / rollouts in / { line = $0 }
     /rundriver \(this client\)/ { d = $(NF-5) }
-    END { c = (u+s)*1000/n
+    END { if (d <= 0) { print "floor: bench/rundriver reported no CPU per rollout"; exit }
+          c = (u+s)*1000/n
           printf "floor, bench/rundriver at the same concurrency: %.3f ms/rollout; the collector is %.2f times it\n", d, c/d
           print "  " line }' driver.txt
 fi

@@ -24,7 +24,7 @@ for i in $(seq "$runs"); do
   pid=$!
   exec 3<"$fifo"
   while IFS= read -r line <&3; do
-    [[ $line == *"servers ready"* ]] && break
+    [[ $line == "All "*" servers ready"* ]] && break
   done
   t1=$(date +%s%N)
   cat <&3 > /dev/null &

@@ -159,8 +159,11 @@ func closeBody(req *http.Request) {
 // (gunicorn's 2 s, uvicorn's 5 s), or says Connection: close first; one
 // taken again within a fraction of that, as under load nearly all are, is
 // as open as one handed straight to a waiting request, which is never
-// probed. A server that dies in between fails the request as a new
-// connection to it would, and gym's clients retry it.
+// probed. A server that closes one sooner without saying so (on its
+// shutdown, restarted on the same port, or with a keep-alive under 50 ms)
+// fails the request sent on it; gym's clients (Client, the model server's
+// upstream calls) retry it after their backoff, where a probe would have
+// sent it on a new connection at once.
 const probeIdleAfter = 50 * time.Millisecond
 
 // conn is an idle connection to addr that is still open, a new one while

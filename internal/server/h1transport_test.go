@@ -177,16 +177,19 @@ func TestH1TransportReusesConnections(t *testing.T) {
 }
 
 // A connection the server closed while it sat idle is not used: the next
-// request goes out on a new one and succeeds.
+// request goes out on a new one and succeeds. With one connection allowed,
+// the closed one must also give its slot back.
 func TestH1TransportSkipsConnectionsClosedWhileIdle(t *testing.T) {
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }))
 	conns := connCounter(srv)
 	srv.Config.IdleTimeout = 50 * time.Millisecond
 	srv.Start()
 	defer srv.Close()
-	rt := testH1Transport(4, time.Minute)
+	rt := testH1Transport(1, time.Minute)
 	for i := range 3 {
-		req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader("body"))
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader("body"))
 		resp, err := rt.RoundTrip(req)
 		if err != nil {
 			t.Fatalf("request %d after the server closed the idle connection: %v", i, err)
