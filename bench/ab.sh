@@ -27,14 +27,13 @@ envs=()
 cleanup() {
   for p in "${envs[@]}"; do kill -INT "$p" 2>/dev/null || true; done
   for p in "${envs[@]}"; do wait "$p" 2>/dev/null || true; done
-  if [[ -d $work/src ]]; then git worktree remove --force "$work/src" || true; fi
   if [[ ${KEEP:-0} == 1 ]]; then echo "work directory: $work"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
 
-git worktree add --quiet --detach "$work/src" "$BASE"
-(cd "$work/src" && go build -o "$work/gym-base" ./cmd/gym)
-go build -o "$work/gym-this" ./cmd/gym
+# shellcheck source=bench/builds.sh
+source "$repo/bench/builds.sh"
+build_base_and_this "$work"
 go build -o "$work/rundriver" ./bench/rundriver
 rows="$repo/resources_servers/example_single_tool_call/data/example.jsonl"
 c=${CONCURRENCY:-256}

@@ -25,14 +25,13 @@ eval_no_serve.sh | rollouts.sh) ;;
 esac
 work=$(mktemp -d)
 cleanup() {
-  if [[ -d $work/base ]]; then git worktree remove --force "$work/base" || true; fi
   if [[ ${KEEP:-0} == 1 ]]; then echo "runs kept in $work"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
 
-git worktree add --quiet --detach "$work/base" "$BASE"
-(cd "$work/base" && go build -o "$work/gym-base" ./cmd/gym)
-go build -o "$work/gym-this" ./cmd/gym
+# shellcheck source=bench/builds.sh
+source bench/builds.sh
+build_base_and_this "$work"
 export ROWS=${ROWS:-40000} CONCURRENCY=${CONCURRENCY:-256}
 
 # figures prints one line per figure of a run's output: its name, then its
