@@ -263,21 +263,20 @@ func (c *collector) dispatch(ctx context.Context, st *resumeState) error {
 		}
 		// As gjson held it: from its opening brace.
 		rec := row.from(len(row.raw) - len(bytes.TrimLeft(row.raw, " \t\r\n")))
-		body := rec.raw
 		if n := st.attempts[k]; n > 0 {
-			var err error
-			if body, err = sjson.SetBytes(body, AttemptIndexKey, n); err != nil {
+			body, err := sjson.SetBytes(rec.raw, AttemptIndexKey, n)
+			if err != nil {
 				return err
 			}
 			rec.parse(body)
 		}
 		if len(c.o.Capture) > 0 {
-			if err := clearCapture(c.o.Capture, body); err != nil {
+			if err := clearCapture(c.o.Capture, rec.raw); err != nil {
 				return lr.errorf("%v", err)
 			}
 		}
 		agent := row.agent()
-		if err := c.clearTokens(body, agent); err != nil {
+		if err := c.clearTokens(rec.raw, agent); err != nil {
 			return lr.errorf("%v", err)
 		}
 		c.mu.Lock()
@@ -287,7 +286,7 @@ func (c *collector) dispatch(ctx context.Context, st *resumeState) error {
 		go func() {
 			defer wg.Done()
 			defer func() { <-slots }()
-			c.run(ctx, body, rec, agent)
+			c.run(ctx, rec, agent)
 		}()
 		return nil
 	})
@@ -307,9 +306,10 @@ func (c *collector) firstWriteError() error {
 	return c.writeErr
 }
 
-// run is one rollout: POST the row (body, read as row) to its agent's
-// /run, stamp the result and route it.
-func (c *collector) run(ctx context.Context, body []byte, row *record, agent string) {
+// run is one rollout: POST the row to its agent's /run, stamp the result
+// and route it.
+func (c *collector) run(ctx context.Context, row *record, agent string) {
+	body := row.raw
 	started := time.Now()
 	result, err := c.post(ctx, agent, body)
 	latencyMS := float64(time.Since(started)) / float64(time.Millisecond)
