@@ -60,8 +60,8 @@ grep -A3 'Key metrics' run.out | head -4 || true # none when aggregation is off
 # The floor beside it, measured in the same run: bench/rundriver, a bare
 # net/http client that only sends each row to the agent's /run and reads the
 # answer, at the same concurrency, for DRIVER_DURATION (default 10s). The
-# collector's CPU per rollout is only comparable across machines (and runs of
-# one VM) as a ratio to it. DRIVER_DURATION=0 (or 0s) skips it.
+# VM's speed moves the collector's CPU per rollout much more than its ratio
+# to the driver's. DRIVER_DURATION=0 (or 0s) skips it.
 if [[ ! ${DRIVER_DURATION:-10s} =~ ^0+[a-z]*$ ]]; then
   (cd "$repo" && go build -o "$work/rundriver" ./bench/rundriver)
   agent=$(grep -o 'example_single_tool_call_simple_agent .*http://127.0.0.1:[0-9]*' start.log | grep -o 'http://.*')
