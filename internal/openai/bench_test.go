@@ -81,6 +81,18 @@ func BenchmarkFixProviderReasoningNothingToFix(b *testing.B) {
 	}
 }
 
+// An answer with a message and no reasoning item, as most are.
+func BenchmarkFixProviderReasoningPlainAnswer(b *testing.B) {
+	resp := []byte(`{"id":"resp_1","object":"response","created_at":1730000000,"status":"completed","model":"m","reasoning":{"effort":null,"summary":null},` +
+		`"output":[{"id":"msg_1","type":"message","role":"assistant","status":"completed","content":[{"type":"output_text","text":"` +
+		strings.Repeat("The weather in each city is mild. ", 12) + `","annotations":[]}]}],"usage":{"input_tokens":120,"output_tokens":90,"total_tokens":210}}`)
+	b.SetBytes(int64(len(resp)))
+	b.ReportAllocs()
+	for b.Loop() {
+		FixProviderReasoning(resp)
+	}
+}
+
 func BenchmarkResponsesToChatRequest(b *testing.B) {
 	req := benchRequest(20 << 10)
 	b.SetBytes(int64(len(req)))

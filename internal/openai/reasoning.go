@@ -1,6 +1,8 @@
 package openai
 
 import (
+	"bytes"
+
 	"github.com/tidwall/gjson"
 
 	"github.com/nemo-gym-go/gym/internal/jsonl"
@@ -26,6 +28,9 @@ const reasoningTextType = `"reasoning_text"`
 // something to edit: gjson reads invalid JSON without failing, and edits
 // found in it are dropped.
 func FixProviderReasoning(resp []byte) []byte {
+	if !mayHaveReasoningItem(resp) {
+		return resp
+	}
 	// In place: output is most of an answer, and nothing read here
 	// outlives resp or writes to it.
 	output := jsonl.GetInPlace(resp, "output")
@@ -41,6 +46,29 @@ func FixProviderReasoning(resp []byte) []byte {
 		return resp
 	}
 	return splice(resp, edits)
+}
+
+// mayHaveReasoningItem is false when no string value in resp can be
+// "reasoning", so no item is typed reasoning and nothing is walked: most
+// answers carry the word only as the key of their top-level `reasoning`
+// object. A string that decodes to "reasoning" is those nine letters
+// between quotes unless it escapes one as \uXXXX; a value is never
+// followed by a colon.
+func mayHaveReasoningItem(resp []byte) bool {
+	if bytes.Contains(resp, []byte(`\u`)) {
+		return true
+	}
+	const quoted = `"reasoning"`
+	for rest := resp; ; {
+		i := bytes.Index(rest, []byte(quoted))
+		if i < 0 {
+			return false
+		}
+		rest = bytes.TrimLeft(rest[i+len(quoted):], " \t\r\n")
+		if len(rest) == 0 || rest[0] != ':' {
+			return true
+		}
+	}
 }
 
 // FixReasoningItem applies the fix to one output item, as carried by a

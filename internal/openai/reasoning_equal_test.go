@@ -38,6 +38,12 @@ var fixCases = []string{
 	`{"output":[{"type":"reasoning","content":[{"type":"output_text","text":"t","extra":1}]}]}`,
 	`{"output":{"type":"reasoning"}}`, `{"output":[]}`, `{}`, ``, `[`, `{"output":[` + miscast,
 	"{\"output\":[" + miscast + "]}\n",
+	// The type spelled with an escape, beside the plain answer's key: the
+	// check before the walk must not take either for "no reasoning item".
+	`{"reasoning":{"effort":null},"output":[{"type":"reasonin\u0067","content":[{"type":"output_text","text":"t"}]}]}`,
+	`{"reasoning" :{},"output":[{"type":"reasoning","content":[{"type":"output_text","text":"t"}]}]}`,
+	`{"reasoning":{},"output":[{"type":"reasoning"` + "\n" + `,"content":[{"type":"output_text","text":"t"}]}]}`,
+	`{"reasoning":{},"output":[{"type":"message","content":[{"type":"output_text","text":"a \"reasoning\""}]}]}`,
 }
 
 func TestFixProviderReasoningMatchesValidatingFirst(t *testing.T) {

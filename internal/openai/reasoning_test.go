@@ -67,3 +67,27 @@ func TestFixProviderReasoningNothingToFixAllocatesNothing(t *testing.T) {
 		t.Errorf("%v allocations per answer with nothing to fix, want 0", allocs)
 	}
 }
+
+func TestMayHaveReasoningItem(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		resp string
+		want bool
+	}{
+		{"a plain answer: the word only as a key", `{"reasoning":{"effort":null,"summary":null},"output":[{"type":"message"}]}`, false},
+		{"a key before spaces and a colon", "{\"reasoning\" \t\r\n: {}}", false},
+		{"no word at all", `{"output":[]}`, false},
+		{"a value", `{"output":[{"type":"reasoning"}]}`, true},
+		{"a value before white space", "{\"output\":[{\"type\":\"reasoning\"\n}]}", true},
+		{"a value in an array", `["reasoning"]`, true},
+		{"the word last", `"reasoning"`, true},
+		{"an escape anywhere", `{"reasoning":{},"text":"caf\u00e9"}`, true},
+		{"quoted inside a string", `{"text":"say \"reasoning\" twice"}`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := mayHaveReasoningItem([]byte(tc.resp)); got != tc.want {
+				t.Errorf("mayHaveReasoningItem(%s) = %v, want %v", tc.resp, got, tc.want)
+			}
+		})
+	}
+}
