@@ -54,7 +54,7 @@ type h1Conn struct {
 }
 
 func newH1Transport(dial func(ctx context.Context, network, addr string) (net.Conn, error), maxConns int, idleTimeout time.Duration, fallback http.RoundTripper) *h1Transport {
-	return &h1Transport{dial: dial, maxConns: maxConns, idleTimeout: idleTimeout, fallback: fallback, hosts: map[string]*h1Host{}}
+	return &h1Transport{dial: preferLocal(dial), maxConns: maxConns, idleTimeout: idleTimeout, fallback: fallback, hosts: map[string]*h1Host{}}
 }
 
 // PlainHTTPTransport is the transport Client uses, for callers with their

@@ -1,0 +1,241 @@
+//go:build linux
+
+package server
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// serveRemoteAddr serves ln with a handler that answers each request with
+// the peer it saw.
+func serveRemoteAddr(t *testing.T, ln net.Listener) {
+	t.Helper()
+	h1 := newH1Server(&http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, r.RemoteAddr)
+	})})
+	go h1.Serve(ln)
+	t.Cleanup(func() { h1.Close() })
+}
+
+// countingTransport is gym's plain-http transport whose TCP dials are
+// counted.
+func countingTransport(dials *atomic.Int32) *h1Transport {
+	var d net.Dialer
+	return newH1Transport(func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dials.Add(1)
+		return d.DialContext(ctx, network, addr)
+	}, 0, time.Minute, nil)
+}
+
+func getVia(t *testing.T, rt http.RoundTripper, url string) string {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := rt.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(body)
+}
+
+func TestLocalSocketCarriesGymCallsToLoopback(t *testing.T) {
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := WithLocalSocket(tcp)
+	if _, ok := ln.(*dualListener); !ok {
+		t.Fatalf("WithLocalSocket(%s) = %T, want the local socket beside it", tcp.Addr(), ln)
+	}
+	serveRemoteAddr(t, ln)
+	url := "http://" + tcp.Addr().String() + "/"
+
+	var dials atomic.Int32
+	if peer := getVia(t, countingTransport(&dials), url); peer != "127.0.0.1:0" {
+		t.Errorf("the handler saw the local socket's client as %q, want the loopback peer 127.0.0.1:0", peer)
+	}
+	if n := dials.Load(); n != 0 {
+		t.Errorf("gym's transport dialled TCP %d times, want the local socket only", n)
+	}
+	// Anyone else reaches the TCP port as before.
+	if peer := getVia(t, http.DefaultTransport, url); !strings.HasPrefix(peer, "127.0.0.1:") || peer == "127.0.0.1:0" {
+		t.Errorf("a TCP client was seen as %q, want its own loopback address and port", peer)
+	}
+}
+
+func TestLocalSocketOff(t *testing.T) {
+	defer func(off func() bool) { localSocketsOff = off }(localSocketsOff)
+	localSocketsOff = func() bool { return true }
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := WithLocalSocket(tcp)
+	if ln != tcp {
+		t.Fatalf("with %s=0, withLocalSocket gave %T, want the TCP listener alone", localSocketsEnv, ln)
+	}
+	defer ln.Close()
+	serveRemoteAddr(t, ln)
+	var dials atomic.Int32
+	getVia(t, countingTransport(&dials), "http://"+tcp.Addr().String()+"/")
+	if n := dials.Load(); n != 1 {
+		t.Errorf("with %s=0, gym's transport dialled TCP %d times, want 1", localSocketsEnv, n)
+	}
+}
+
+func TestReachesLoopback(t *testing.T) {
+	for _, tc := range []struct {
+		ip   string
+		want bool
+	}{
+		{"127.0.0.1", true},
+		{"0.0.0.0", true},
+		{"::", true},
+		{"127.0.0.2", false},
+		{"::1", false},
+		{"10.1.2.3", false},
+	} {
+		if got := reachesLoopback(&net.TCPAddr{IP: net.ParseIP(tc.ip), Port: 8000}); got != tc.want {
+			t.Errorf("reachesLoopback(%s) = %v, want %v", tc.ip, got, tc.want)
+		}
+	}
+}
+
+// The name goes with the listener, so a server started again on the port
+// takes it again.
+func TestLocalSocketNameFreedOnClose(t *testing.T) {
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := WithLocalSocket(tcp)
+	if _, ok := ln.(*dualListener); !ok {
+		t.Fatalf("no local socket beside %s", tcp.Addr())
+	}
+	if err := ln.Close(); err != nil {
+		t.Fatal(err)
+	}
+	again, err := listenLocal(localSocketName(tcp.Addr().(*net.TCPAddr).Port))
+	if err != nil {
+		t.Fatalf("the name is still held after Close: %v", err)
+	}
+	again.Close()
+}
+
+// A server whose name someone else holds serves on TCP alone.
+func TestLocalSocketNameTaken(t *testing.T) {
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tcp.Close()
+	holder, err := listenLocal(localSocketName(tcp.Addr().(*net.TCPAddr).Port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	if ln := WithLocalSocket(tcp); ln != tcp {
+		t.Errorf("withLocalSocket with its name taken gave %T, want the TCP listener alone", ln)
+	}
+}
+
+const squatterEnv = "GYM_TEST_LOCAL_SOCKET_SQUATTER"
+
+// A name bound by another user is not trusted: the request goes to the
+// TCP port instead. The squatter is this test binary run as nobody, which
+// needs root to start.
+func TestLocalSocketOfAnotherUserIsNotUsed(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("starting a process as another user needs root")
+	}
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tcp.Close()
+	serveRemoteAddr(t, tcp)
+
+	// The binary is copied where nobody can run it.
+	dir, err := os.MkdirTemp("", "gym-squatter-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	self, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "squatter")
+	if err := os.WriteFile(bin, self, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-test.run=^TestLocalSocketSquatter$")
+	cmd.Env = append(os.Environ(), squatterEnv+"="+localSocketName(tcp.Addr().(*net.TCPAddr).Port))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	}()
+	ready, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || ready != "ready\n" {
+		t.Fatalf("the squatter did not start: %q, %v", ready, err)
+	}
+
+	var dials atomic.Int32
+	if got := getVia(t, countingTransport(&dials), "http://"+tcp.Addr().String()+"/"); got == "squatted" {
+		t.Fatal("gym's transport sent the request to another user's socket")
+	}
+	if n := dials.Load(); n != 1 {
+		t.Errorf("gym's transport dialled TCP %d times, want 1", n)
+	}
+}
+
+// TestLocalSocketSquatter is the squatter's side of the test above, and
+// does nothing unless that test started it.
+func TestLocalSocketSquatter(t *testing.T) {
+	name := os.Getenv(squatterEnv)
+	if name == "" {
+		t.Skip("run by TestLocalSocketOfAnotherUserIsNotUsed")
+	}
+	ln, err := listenLocal(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Stdout.WriteString("ready\n")
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 8\r\n\r\nsquatted")
+	}
+}
