@@ -8,8 +8,9 @@
 # get_weather call for three of the five rows, verify. Each server's CPU per
 # 1000 rollouts and peak RSS follow, then the floor: bench/floor's trivial
 # Go servers making the same exchanges, in as many processes, driven the
-# same way, once with net/http's client and once with gym's plain-http
-# transport in the floor agent.
+# same way, once with net/http's client, once with gym's plain-http
+# transport in the floor agent, and once with that transport and every
+# floor server on a local socket beside its port, as gym's servers are.
 #
 # CAPTURE=1 turns on model-call capture (observability_enabled): every
 # model call is then appended to its rollout's capture file, one new file
@@ -86,21 +87,26 @@ done
 # The floor: the same exchanges per rollout between trivial Go servers
 # (bench/floor), in as many processes, driven the same way; then again with
 # the floor agent calling through gym's own plain-http transport, as gym's
-# agent does (net/http's server on both).
+# agent does (net/http's server on both); then with every floor server on a
+# local socket beside its port too, which that transport dials, as gym's
+# servers are.
 port() { for _ in $(seq 100); do a=$(grep -o '127.0.0.1:[0-9]*' "$1" 2>/dev/null) && { echo "$a"; return; }; sleep 0.05; done; }
-for variant in net/http gym-client; do
-  client=()
-  [[ $variant == gym-client ]] && client=(-gym-client)
-  "$work/floor" -backend > "$work/floor.resources" & floors+=($!); resources_pid=$!
-  "$work/floor" -backend > "$work/floor.model" & floors+=($!); model_pid=$!
+for variant in net/http gym-client local-socket; do
+  client=() listen=()
+  case $variant in
+    gym-client) client=(-gym-client) ;;
+    local-socket) client=(-gym-client) listen=(-local-socket) ;;
+  esac
+  "$work/floor" -backend "${listen[@]}" > "$work/floor.resources" & floors+=($!); resources_pid=$!
+  "$work/floor" -backend "${listen[@]}" > "$work/floor.model" & floors+=($!); model_pid=$!
   resources=$(port "$work/floor.resources"); model=$(port "$work/floor.model")
-  "$work/floor" -agent "${client[@]}" -resources "http://$resources" -model "http://$model" > "$work/floor.agent" & floors+=($!); agent_pid=$!
+  "$work/floor" -agent "${client[@]}" "${listen[@]}" -resources "http://$resources" -model "http://$model" > "$work/floor.agent" & floors+=($!); agent_pid=$!
   agent=$(port "$work/floor.agent")
-  if [[ $variant == net/http ]]; then
-    echo "floor (bench/floor, trivial Go servers, the same exchanges per rollout):"
-  else
-    echo "floor, its agent calling through gym's plain-http transport (bench/floor -gym-client):"
-  fi
+  case $variant in
+    net/http) echo "floor (bench/floor, trivial Go servers, the same exchanges per rollout):" ;;
+    gym-client) echo "floor, its agent calling through gym's plain-http transport (bench/floor -gym-client):" ;;
+    local-socket) echo "floor, on gym's transport, every server on a local socket too, as gym's (bench/floor -gym-client -local-socket):" ;;
+  esac
   for c in ${CONCURRENCY:-64 256}; do
     declare -A before=()
     for p in $resources_pid $model_pid $agent_pid; do before[$p]=$(cpu "$p"); done

@@ -12,6 +12,9 @@
 // -gym-client makes the agent's calls through gym's own plain-http
 // transport (server.PlainHTTPTransport), which gym's servers use, instead
 // of net/http's http.Transport: the floor of the stack gym is built on.
+// -local-socket makes a floor server listen on a local socket beside its
+// TCP port (server.WithLocalSocket), as gym's servers do, which gym's
+// transport then dials instead of TCP.
 //
 // Per rollout, as the real agent: /run, then seed_session, one model call
 // (two when the row calls a tool: three rows in five of the example do),
@@ -49,6 +52,7 @@ func main() {
 	resources := flag.String("resources", "", "the resources backend's base URL")
 	model := flag.String("model", "", "the model backend's base URL")
 	gymClient := flag.Bool("gym-client", false, "call the backends through gym's plain-http transport")
+	localSocket := flag.Bool("local-socket", false, "listen on a local socket beside the TCP port too, as gym's servers do")
 	flag.Parse()
 	var h http.Handler
 	switch {
@@ -78,6 +82,9 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Println("listening on", ln.Addr())
+	if *localSocket {
+		ln = server.WithLocalSocket(ln)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	srv := &http.Server{Handler: h}
