@@ -68,6 +68,7 @@ func TestLocalSocketCarriesGymCallsToLoopback(t *testing.T) {
 	}
 	serveRemoteAddr(t, ln)
 	url := "http://" + tcp.Addr().String() + "/"
+	absentLocal.Clear() // an earlier test's server may have had this port
 
 	var dials atomic.Int32
 	if peer := getVia(t, countingTransport(&dials), url); peer != "127.0.0.1:0" {
@@ -237,5 +238,54 @@ func TestLocalSocketSquatter(t *testing.T) {
 			return
 		}
 		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 8\r\n\r\nsquatted")
+	}
+}
+
+// What a new connection to a server without a local socket (NeMo Gym's,
+// say) pays before it dials TCP.
+func BenchmarkDialLocalAbsent(b *testing.B) {
+	name := localSocketName(1) // port 1: nobody's
+	for b.Loop() {
+		if c := dialLocal(context.Background(), name); c != nil {
+			b.Fatal("a local socket for port 1")
+		}
+	}
+}
+
+// A server found without a local socket is dialled over TCP for a while
+// without asking again; after that its socket is found.
+func TestLocalSocketAbsenceRemembered(t *testing.T) {
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tcp.Close()
+	serveRemoteAddr(t, tcp)
+	url := "http://" + tcp.Addr().String() + "/"
+	name := localSocketName(tcp.Addr().(*net.TCPAddr).Port)
+	absentLocal.Clear()
+	var dials atomic.Int32
+	getVia(t, countingTransport(&dials), url)
+
+	local, err := listenLocal(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer local.Close()
+	ln := &dualListener{tcp: tcp, local: local, accepted: make(chan accepted), done: make(chan struct{})}
+	go ln.acceptFrom(local, func(c net.Conn) net.Conn { return &localConn{UnixConn: c.(*net.UnixConn), local: tcp.Addr()} })
+	serveRemoteAddr(t, ln)
+
+	getVia(t, countingTransport(&dials), url)
+	if n := dials.Load(); n != 2 {
+		t.Errorf("within the retry window gym's transport dialled TCP %d times, want 2", n)
+	}
+	defer func(d time.Duration) { localRetryAfter = d }(localRetryAfter)
+	localRetryAfter = 0
+	if peer := getVia(t, countingTransport(&dials), url); peer != "127.0.0.1:0" {
+		t.Errorf("after the retry window the request went to %q, want the local socket", peer)
+	}
+	if n := dials.Load(); n != 2 {
+		t.Errorf("after the retry window gym's transport dialled TCP %d times in all, want 2", n)
 	}
 }
