@@ -57,15 +57,23 @@ func getVia(t *testing.T, rt http.RoundTripper, url string) string {
 	return string(body)
 }
 
-func TestLocalSocketCarriesGymCallsToLoopback(t *testing.T) {
+// listenBoth listens on 127.0.0.1 with the local socket beside it.
+func listenBoth(t *testing.T) (tcp, both net.Listener) {
+	t.Helper()
 	tcp, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln := WithLocalSocket(tcp)
-	if _, ok := ln.(*dualListener); !ok {
-		t.Fatalf("WithLocalSocket(%s) = %T, want the local socket beside it", tcp.Addr(), ln)
+	both = WithLocalSocket(tcp)
+	if _, ok := both.(*dualListener); !ok {
+		tcp.Close()
+		t.Fatalf("WithLocalSocket(%s) = %T, want the local socket beside it", tcp.Addr(), both)
 	}
+	return tcp, both
+}
+
+func TestLocalSocketCarriesGymCallsToLoopback(t *testing.T) {
+	tcp, ln := listenBoth(t)
 	serveRemoteAddr(t, ln)
 	url := "http://" + tcp.Addr().String() + "/"
 	absentLocal.Clear() // an earlier test's server may have had this port
@@ -124,14 +132,7 @@ func TestReachesLoopback(t *testing.T) {
 // The name goes with the listener, so a server started again on the port
 // takes it again.
 func TestLocalSocketNameFreedOnClose(t *testing.T) {
-	tcp, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln := WithLocalSocket(tcp)
-	if _, ok := ln.(*dualListener); !ok {
-		t.Fatalf("no local socket beside %s", tcp.Addr())
-	}
+	tcp, ln := listenBoth(t)
 	if err := ln.Close(); err != nil {
 		t.Fatal(err)
 	}
