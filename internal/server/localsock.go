@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"net"
 	"os"
 	"strconv"
@@ -90,18 +89,28 @@ type accepted struct {
 }
 
 // acceptFrom hands ln's connections to Accept. The TCP listener's errors
-// go too, for the server's loop to judge as it always has; the local
-// socket's end only its own accepting.
+// go too, for the server's loop to judge as it always has. The local
+// socket's are its own: one the loop would wait out (out of descriptors)
+// is waited out here the same way, and any other closes the socket, so
+// clients go to TCP instead of waiting in its backlog.
 func (l *dualListener) acceptFrom(ln net.Listener, wrap func(net.Conn) net.Conn) {
+	var delay time.Duration
 	for {
 		c, err := ln.Accept()
 		if err != nil && wrap != nil {
-			var ne net.Error
-			if !errors.As(err, &ne) || !ne.Timeout() {
+			if !retryableAccept(err) {
+				ln.Close()
 				return
 			}
-			continue
+			delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+			select {
+			case <-time.After(delay):
+				continue
+			case <-l.done:
+				return
+			}
 		}
+		delay = 0
 		if c != nil && wrap != nil {
 			c = wrap(c)
 		}

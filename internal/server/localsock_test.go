@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -288,5 +289,62 @@ func TestLocalSocketAbsenceRemembered(t *testing.T) {
 	}
 	if n := dials.Load(); n != 2 {
 		t.Errorf("after the retry window gym's transport dialled TCP %d times in all, want 2", n)
+	}
+}
+
+// scriptedListener answers Accept from a script, then blocks until closed.
+type scriptedListener struct {
+	net.Listener // never called: Addr is not asked
+	script       []accepted
+	closed       chan struct{}
+	closeOnce    sync.Once
+}
+
+func (s *scriptedListener) Accept() (net.Conn, error) {
+	if len(s.script) > 0 {
+		a := s.script[0]
+		s.script = s.script[1:]
+		return a.c, a.err
+	}
+	<-s.closed
+	return nil, net.ErrClosed
+}
+
+func (s *scriptedListener) Close() error {
+	s.closeOnce.Do(func() { close(s.closed) })
+	return nil
+}
+
+// The local socket waits out running out of descriptors, as the server's
+// loop does, and closes on any other failure, so that clients dial TCP
+// instead of waiting in its backlog.
+func TestLocalSocketAcceptErrors(t *testing.T) {
+	client, served := net.Pipe()
+	defer client.Close()
+	local := &scriptedListener{closed: make(chan struct{}), script: []accepted{
+		{err: syscall.EMFILE},
+		{c: served},
+		{err: syscall.EINVAL},
+	}}
+	l := &dualListener{local: local, accepted: make(chan accepted), done: make(chan struct{})}
+	defer close(l.done)
+	go l.acceptFrom(local, func(c net.Conn) net.Conn { return c })
+	got := make(chan accepted, 1)
+	go func() {
+		c, err := l.Accept()
+		got <- accepted{c, err}
+	}()
+	select {
+	case a := <-got:
+		if a.err != nil || a.c != served {
+			t.Fatalf("Accept after running out of descriptors = %v, %v; want the next connection", a.c, a.err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the local socket stopped accepting after running out of descriptors")
+	}
+	select {
+	case <-local.closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the local socket stayed open after an accept error that does not pass")
 	}
 }
