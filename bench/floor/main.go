@@ -83,7 +83,7 @@ func main() {
 	}
 	fmt.Println("listening on", ln.Addr())
 	if *localSocket {
-		ln = server.WithLocalSocket(ln)
+		ln = server.WithLocalSocket(ln, nil)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -90,11 +90,13 @@ func (s *h1Server) logf(format string, args ...any) {
 }
 
 // Serve accepts connections on ln until Shutdown or Close, which make it
-// return http.ErrServerClosed.
+// return http.ErrServerClosed. It closes ln when it returns, as
+// http.Server.Serve does, even when it was shut down before it began.
 func (s *h1Server) Serve(ln net.Listener) error {
 	s.mu.Lock()
 	if s.shutting.Load() {
 		s.mu.Unlock()
+		ln.Close()
 		return http.ErrServerClosed
 	}
 	s.listener = ln

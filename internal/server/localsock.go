@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"errors"
+	"log/slog"
 	"net"
 	"os"
 	"strconv"
@@ -42,11 +44,12 @@ func reachesLoopback(addr net.Addr) bool {
 }
 
 // loopbackPeer is what a handler sees as the client of a local-socket
-// connection: a loopback client, which is what it is.
+// connection: a loopback client of this user, which is what it is.
 var loopbackPeer = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)}
 
 // localConn is an accepted local-socket connection dressed as the TCP one
-// it stands for, so handlers, logs and the trust rule see a loopback peer.
+// it stands for, to 127.0.0.1 at the server's port, so handlers, logs and
+// the trust rule see a loopback peer.
 type localConn struct {
 	*net.UnixConn
 	local net.Addr
@@ -58,19 +61,40 @@ func (c *localConn) LocalAddr() net.Addr  { return c.local }
 // WithLocalSocket returns tcp with the local socket beside it when tcp
 // takes 127.0.0.1 and the socket can be made; otherwise tcp itself. A
 // failure to make it (the name taken, the platform without abstract
-// sockets) only costs the speed. Serve listens this way; bench/floor's
-// servers may too.
-func WithLocalSocket(tcp net.Listener) net.Listener {
+// sockets) only costs the speed, and is logged to logger (nil: not
+// logged). Serve listens this way; bench/floor's servers may too.
+func WithLocalSocket(tcp net.Listener, logger *slog.Logger) net.Listener {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
 	if localSocketsOff() || !reachesLoopback(tcp.Addr()) {
 		return tcp
 	}
-	local, err := listenLocal(localSocketName(tcp.Addr().(*net.TCPAddr).Port))
+	port := tcp.Addr().(*net.TCPAddr).Port
+	name := localSocketName(port)
+	local, err := listenLocal(name)
 	if err != nil {
+		if !errors.Is(err, errors.ErrUnsupported) {
+			logger.Warn("gym's clients reach this server over TCP: its local socket could not be made", "socket", name, "error", err)
+		}
 		return tcp
 	}
-	l := &dualListener{tcp: tcp, local: local, accepted: make(chan accepted), done: make(chan struct{})}
+	l := newDualListener(tcp, local, logger)
+	localAddr := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port}
 	go l.acceptFrom(tcp, nil)
-	go l.acceptFrom(local, func(c net.Conn) net.Conn { return &localConn{UnixConn: c.(*net.UnixConn), local: tcp.Addr()} })
+	go l.acceptFrom(local, func(c net.Conn) net.Conn {
+		uc := c.(*net.UnixConn)
+		// Anyone on the machine may connect; only a process of this user
+		// is the loopback client of this user that trusting it assumes.
+		// A rule that keeps another user from TCP (a firewall on lo,
+		// Landlock) would not see this socket.
+		if !sameUser(uc) {
+			logger.Debug("refused a connection to the local socket from another user", "socket", name)
+			uc.Close()
+			return nil
+		}
+		return &localConn{UnixConn: uc, local: localAddr}
+	})
 	return l
 }
 
@@ -81,6 +105,11 @@ type dualListener struct {
 	accepted   chan accepted
 	done       chan struct{}
 	closeOnce  sync.Once
+	logger     *slog.Logger
+}
+
+func newDualListener(tcp, local net.Listener, logger *slog.Logger) *dualListener {
+	return &dualListener{tcp: tcp, local: local, accepted: make(chan accepted), done: make(chan struct{}), logger: logger}
 }
 
 type accepted struct {
@@ -92,7 +121,8 @@ type accepted struct {
 // go too, for the server's loop to judge as it always has. The local
 // socket's are its own: one the loop would wait out (out of descriptors)
 // is waited out here the same way, and any other closes the socket, so
-// clients go to TCP instead of waiting in its backlog.
+// clients go to TCP instead of waiting in its backlog. wrap may refuse a
+// connection (nil), which it has closed.
 func (l *dualListener) acceptFrom(ln net.Listener, wrap func(net.Conn) net.Conn) {
 	var delay time.Duration
 	for {
@@ -100,6 +130,11 @@ func (l *dualListener) acceptFrom(ln net.Listener, wrap func(net.Conn) net.Conn)
 		if err != nil && wrap != nil {
 			if !retryableAccept(err) {
 				ln.Close()
+				select {
+				case <-l.done:
+				default:
+					l.logger.Warn("gym's clients reach this server over TCP from now on: its local socket failed", "error", err)
+				}
 				return
 			}
 			delay = min(max(2*delay, 5*time.Millisecond), time.Second)
@@ -112,7 +147,9 @@ func (l *dualListener) acceptFrom(ln net.Listener, wrap func(net.Conn) net.Conn)
 		}
 		delay = 0
 		if c != nil && wrap != nil {
-			c = wrap(c)
+			if c = wrap(c); c == nil {
+				continue
+			}
 		}
 		select {
 		case l.accepted <- accepted{c, err}:
@@ -166,21 +203,23 @@ func preferLocal(dial func(ctx context.Context, network, addr string) (net.Conn,
 	}
 }
 
-// absentLocal holds when a dial of each local socket last failed: a
-// failed dial costs 15-20 µs, which a server without one (NeMo Gym's)
-// closing every connection would otherwise cost each request.
+// absentLocal holds when a dial of each local socket last found nobody
+// there (or another user): a failed dial costs 15-20 µs, which a server
+// without one (NeMo Gym's) closing every connection would otherwise cost
+// each request. A dial that failed otherwise (cancelled, the backlog full)
+// is not remembered.
 var absentLocal sync.Map // name → time.Time
 
-// localRetryAfter is how long after a failed dial of a local socket TCP is
-// used without trying it again.
+// localRetryAfter is how long after finding no local socket TCP is used
+// without looking again.
 var localRetryAfter = time.Second
 
 func dialLocalUnlessAbsent(ctx context.Context, name string) net.Conn {
-	if failed, ok := absentLocal.Load(name); ok && time.Since(failed.(time.Time)) < localRetryAfter {
+	if found, ok := absentLocal.Load(name); ok && time.Since(found.(time.Time)) < localRetryAfter {
 		return nil
 	}
-	c := dialLocal(ctx, name)
-	if c == nil {
+	c, absent := dialLocal(ctx, name)
+	if absent {
 		absentLocal.Store(name, time.Now())
 	}
 	return c

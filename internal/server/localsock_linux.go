@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"net"
 	"os"
 	"syscall"
@@ -14,20 +15,29 @@ func listenLocal(name string) (net.Listener, error) {
 
 // dialLocal connects to the abstract socket name, and keeps the connection
 // only when the process listening there runs as this user: anyone could
-// have bound the name. Any failure is nil, for the caller to dial TCP.
-func dialLocal(ctx context.Context, name string) net.Conn {
+// have bound the name. It returns nil, for the caller to dial TCP, on any
+// failure, and says whether it found the name unbound or bound by another
+// user.
+func dialLocal(ctx context.Context, name string) (c net.Conn, absent bool) {
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "unix", name)
 	if err != nil {
-		return nil
+		return nil, errors.Is(err, syscall.ECONNREFUSED)
 	}
 	if !sameUser(c.(*net.UnixConn)) {
 		c.Close()
-		return nil
+		return nil, true
 	}
-	return c
+	return c, false
 }
 
+// overflowUID is the kernel's default uid for one a user namespace does not
+// map: processes of different users can all show as it, so it proves
+// nothing about who is at the other end.
+const overflowUID = 65534
+
+// sameUser reports whether the process at the other end of c runs as this
+// process's user (its credentials as of its connect or listen).
 func sameUser(c *net.UnixConn) bool {
 	raw, err := c.SyscallConn()
 	if err != nil {
@@ -40,5 +50,5 @@ func sameUser(c *net.UnixConn) bool {
 	}); err != nil || credErr != nil {
 		return false
 	}
-	return cred.Uid == uint32(os.Getuid())
+	return cred.Uid == uint32(os.Getuid()) && cred.Uid != overflowUID
 }

@@ -5,7 +5,9 @@ package server
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -20,10 +22,14 @@ import (
 )
 
 // serveRemoteAddr serves ln with a handler that answers each request with
-// the peer it saw.
+// the peer it saw, or at /local with the address the client reached.
 func serveRemoteAddr(t *testing.T, ln net.Listener) {
 	t.Helper()
 	h1 := newH1Server(&http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/local" {
+			io.WriteString(w, r.Context().Value(http.LocalAddrContextKey).(net.Addr).String())
+			return
+		}
 		io.WriteString(w, r.RemoteAddr)
 	})})
 	go h1.Serve(ln)
@@ -58,14 +64,24 @@ func getVia(t *testing.T, rt http.RoundTripper, url string) string {
 	return string(body)
 }
 
+// localSocketsOn turns local sockets on for a test, whatever
+// GYM_LOCAL_SOCKETS the tests run with.
+func localSocketsOn(t *testing.T) {
+	t.Helper()
+	off := localSocketsOff
+	localSocketsOff = func() bool { return false }
+	t.Cleanup(func() { localSocketsOff = off })
+}
+
 // listenBoth listens on 127.0.0.1 with the local socket beside it.
 func listenBoth(t *testing.T) (tcp, both net.Listener) {
 	t.Helper()
+	localSocketsOn(t)
 	tcp, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	both = WithLocalSocket(tcp)
+	both = WithLocalSocket(tcp, nil)
 	if _, ok := both.(*dualListener); !ok {
 		tcp.Close()
 		t.Fatalf("WithLocalSocket(%s) = %T, want the local socket beside it", tcp.Addr(), both)
@@ -86,6 +102,9 @@ func TestLocalSocketCarriesGymCallsToLoopback(t *testing.T) {
 	if n := dials.Load(); n != 0 {
 		t.Errorf("gym's transport dialled TCP %d times, want the local socket only", n)
 	}
+	if local := getVia(t, countingTransport(&dials), url+"local"); local != tcp.Addr().String() {
+		t.Errorf("the handler saw the address reached as %q, want %s", local, tcp.Addr())
+	}
 	// Anyone else reaches the TCP port as before.
 	if peer := getVia(t, http.DefaultTransport, url); !strings.HasPrefix(peer, "127.0.0.1:") || peer == "127.0.0.1:0" {
 		t.Errorf("a TCP client was seen as %q, want its own loopback address and port", peer)
@@ -99,7 +118,7 @@ func TestLocalSocketOff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln := WithLocalSocket(tcp)
+	ln := WithLocalSocket(tcp, nil)
 	if ln != tcp {
 		t.Fatalf("with %s=0, withLocalSocket gave %T, want the TCP listener alone", localSocketsEnv, ln)
 	}
@@ -146,6 +165,7 @@ func TestLocalSocketNameFreedOnClose(t *testing.T) {
 
 // A server whose name someone else holds serves on TCP alone.
 func TestLocalSocketNameTaken(t *testing.T) {
+	localSocketsOn(t)
 	tcp, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -156,29 +176,26 @@ func TestLocalSocketNameTaken(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer holder.Close()
-	if ln := WithLocalSocket(tcp); ln != tcp {
+	if ln := WithLocalSocket(tcp, nil); ln != tcp {
 		t.Errorf("withLocalSocket with its name taken gave %T, want the TCP listener alone", ln)
 	}
 }
 
-const squatterEnv = "GYM_TEST_LOCAL_SOCKET_SQUATTER"
+// Two tests below run this test binary again as nobody, which needs root.
+const (
+	nobodyRoleEnv = "GYM_TEST_LOCAL_SOCKET_ROLE" // squat or connect
+	nobodyNameEnv = "GYM_TEST_LOCAL_SOCKET_NAME"
+)
 
-// A name bound by another user is not trusted: the request goes to the
-// TCP port instead. The squatter is this test binary run as nobody, which
-// needs root to start.
-func TestLocalSocketOfAnotherUserIsNotUsed(t *testing.T) {
+// asNobody starts this test binary as uid 65534 in role, on the local
+// socket name, and returns what it prints. The binary is copied where
+// nobody may run it; where that cannot be done the test is skipped.
+func asNobody(t *testing.T, role, name string) *bufio.Reader {
+	t.Helper()
 	if os.Getuid() != 0 {
 		t.Skip("starting a process as another user needs root")
 	}
-	tcp, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tcp.Close()
-	serveRemoteAddr(t, tcp)
-
-	// The binary is copied where nobody can run it.
-	dir, err := os.MkdirTemp("", "gym-squatter-")
+	dir, err := os.MkdirTemp("", "gym-nobody-")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,28 +207,42 @@ func TestLocalSocketOfAnotherUserIsNotUsed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(dir, "squatter")
+	bin := filepath.Join(dir, "nobody")
 	if err := os.WriteFile(bin, self, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "-test.run=^TestLocalSocketSquatter$")
-	cmd.Env = append(os.Environ(), squatterEnv+"="+localSocketName(tcp.Addr().(*net.TCPAddr).Port))
+	cmd := exec.Command(bin, "-test.run=^TestLocalSocketAsNobody$")
+	cmd.Env = append(os.Environ(), nobodyRoleEnv+"="+role, nobodyNameEnv+"="+name)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+		t.Skipf("cannot run a copy of the test binary as nobody from %s: %v", dir, err)
 	}
-	defer func() {
+	t.Cleanup(func() {
 		cmd.Process.Kill()
 		cmd.Wait()
-	}()
-	ready, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil || ready != "ready\n" {
+	})
+	return bufio.NewReader(out)
+}
+
+// A name bound by another user is not trusted: the request goes to the
+// TCP port instead.
+func TestLocalSocketOfAnotherUserIsNotUsed(t *testing.T) {
+	localSocketsOn(t)
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tcp.Close()
+	serveRemoteAddr(t, tcp)
+	squatter := asNobody(t, "squat", localSocketName(tcp.Addr().(*net.TCPAddr).Port))
+	if ready, err := squatter.ReadString('\n'); err != nil || ready != "ready\n" {
 		t.Fatalf("the squatter did not start: %q, %v", ready, err)
 	}
+	absentLocal.Clear()
 
 	var dials atomic.Int32
 	if got := getVia(t, countingTransport(&dials), "http://"+tcp.Addr().String()+"/"); got == "squatted" {
@@ -222,41 +253,62 @@ func TestLocalSocketOfAnotherUserIsNotUsed(t *testing.T) {
 	}
 }
 
-// TestLocalSocketSquatter is the squatter's side of the test above, and
-// does nothing unless that test started it.
-func TestLocalSocketSquatter(t *testing.T) {
-	name := os.Getenv(squatterEnv)
-	if name == "" {
-		t.Skip("run by TestLocalSocketOfAnotherUserIsNotUsed")
-	}
-	ln, err := listenLocal(name)
+// A server answers on its local socket only processes of its own user,
+// which trusting them as loopback clients assumes: another user's is cut
+// off unanswered (it can use TCP, where a firewall on lo sees it).
+func TestLocalSocketRefusesAnotherUser(t *testing.T) {
+	tcp, ln := listenBoth(t)
+	serveRemoteAddr(t, ln)
+	client := asNobody(t, "connect", localSocketName(tcp.Addr().(*net.TCPAddr).Port))
+	got, err := client.ReadString('\n')
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("the client as nobody said nothing: %v", err)
 	}
-	os.Stdout.WriteString("ready\n")
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 8\r\n\r\nsquatted")
+	if got != "answer: \"\"\n" {
+		t.Errorf("another user's request on the local socket got %q, want the connection closed unanswered", got)
 	}
 }
 
-// What a new connection to a server without a local socket (NeMo Gym's,
-// say) pays before it dials TCP.
-func BenchmarkDialLocalAbsent(b *testing.B) {
-	name := localSocketName(1) // port 1: nobody's
-	for b.Loop() {
-		if c := dialLocal(context.Background(), name); c != nil {
-			b.Fatal("a local socket for port 1")
+// TestLocalSocketAsNobody is the other side of the two tests above, and
+// does nothing unless one of them started it: it holds the name and
+// answers anyone ("squat"), or sends a request there and prints the answer
+// ("connect").
+func TestLocalSocketAsNobody(t *testing.T) {
+	name := os.Getenv(nobodyNameEnv)
+	switch os.Getenv(nobodyRoleEnv) {
+	case "squat":
+		ln, err := listenLocal(name)
+		if err != nil {
+			t.Fatal(err)
 		}
+		os.Stdout.WriteString("ready\n")
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 8\r\n\r\nsquatted")
+		}
+	case "connect":
+		c, err := net.Dial("unix", name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		answer, _ := io.ReadAll(c)
+		fmt.Printf("answer: %q\n", answer)
+	default:
+		t.Skip("run by the tests that run a process as another user")
 	}
 }
 
 // A server found without a local socket is dialled over TCP for a while
 // without asking again; after that its socket is found.
 func TestLocalSocketAbsenceRemembered(t *testing.T) {
+	localSocketsOn(t)
+	defer func(d time.Duration) { localRetryAfter = d }(localRetryAfter)
+	localRetryAfter = time.Hour
 	tcp, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -274,7 +326,7 @@ func TestLocalSocketAbsenceRemembered(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer local.Close()
-	ln := &dualListener{tcp: tcp, local: local, accepted: make(chan accepted), done: make(chan struct{})}
+	ln := newDualListener(tcp, local, slog.New(slog.DiscardHandler))
 	go ln.acceptFrom(local, func(c net.Conn) net.Conn { return &localConn{UnixConn: c.(*net.UnixConn), local: tcp.Addr()} })
 	serveRemoteAddr(t, ln)
 
@@ -282,7 +334,6 @@ func TestLocalSocketAbsenceRemembered(t *testing.T) {
 	if n := dials.Load(); n != 2 {
 		t.Errorf("within the retry window gym's transport dialled TCP %d times, want 2", n)
 	}
-	defer func(d time.Duration) { localRetryAfter = d }(localRetryAfter)
 	localRetryAfter = 0
 	if peer := getVia(t, countingTransport(&dials), url); peer != "127.0.0.1:0" {
 		t.Errorf("after the retry window the request went to %q, want the local socket", peer)
@@ -326,7 +377,7 @@ func TestLocalSocketAcceptErrors(t *testing.T) {
 		{c: served},
 		{err: syscall.EINVAL},
 	}}
-	l := &dualListener{local: local, accepted: make(chan accepted), done: make(chan struct{})}
+	l := newDualListener(nil, local, slog.New(slog.DiscardHandler))
 	defer close(l.done)
 	go l.acceptFrom(local, func(c net.Conn) net.Conn { return c })
 	got := make(chan accepted, 1)
@@ -347,4 +398,50 @@ func TestLocalSocketAcceptErrors(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the local socket stayed open after an accept error that does not pass")
 	}
+}
+
+// closeRecorder is a listener that notes when it is closed.
+type closeRecorder struct {
+	net.Listener
+	name   string
+	closed *[]string
+}
+
+func (c closeRecorder) Close() error {
+	*c.closed = append(*c.closed, c.name)
+	return c.Listener.Close()
+}
+
+// The name is let go before the port, so it is never held by a process
+// that has given up the port to another.
+func TestLocalSocketClosesNameFirst(t *testing.T) {
+	tcp, both := listenBoth(t)
+	l := both.(*dualListener)
+	var closed []string
+	l.tcp = closeRecorder{tcp, "tcp", &closed}
+	l.local = closeRecorder{l.local, "local", &closed}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(closed, " ") != "local tcp" {
+		t.Errorf("closed %v, want the local socket, then the TCP port", closed)
+	}
+}
+
+// A server shut down before it began serving lets its port and name go:
+// the listener it was given is closed.
+func TestServeAfterShutdownClosesListener(t *testing.T) {
+	tcp, ln := listenBoth(t)
+	h1 := newH1Server(&http.Server{Handler: http.NotFoundHandler()})
+	if err := h1.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := h1.Serve(ln); err != http.ErrServerClosed {
+		t.Fatalf("Serve after Shutdown = %v, want http.ErrServerClosed", err)
+	}
+	again, err := net.Listen("tcp", tcp.Addr().String())
+	if err != nil {
+		t.Fatalf("the port is still held: %v", err)
+	}
+	again.Close()
 }
