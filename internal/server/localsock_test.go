@@ -445,3 +445,41 @@ func TestServeAfterShutdownClosesListener(t *testing.T) {
 	}
 	again.Close()
 }
+
+// Serve listens on both: gym's transport reaches it over the local socket,
+// anyone else over TCP, and with local sockets off gym's transport too.
+func TestServeListensOnBoth(t *testing.T) {
+	for _, on := range []bool{true, false} {
+		t.Run(fmt.Sprintf("local sockets on: %v", on), func(t *testing.T) {
+			off := localSocketsOff
+			localSocketsOff = func() bool { return !on }
+			defer func() { localSocketsOff = off }()
+			absentLocal.Clear()
+			ctx, cancel := context.WithCancel(context.Background())
+			out := newListenWatcher()
+			done := make(chan error, 1)
+			go func() {
+				done <- Serve(ctx, testRuntime(io.Discard), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					io.WriteString(w, r.RemoteAddr)
+				}), out)
+			}()
+			defer func() {
+				cancel()
+				<-done
+			}()
+			base := out.waitURL(t)
+
+			var dials atomic.Int32
+			peer := getVia(t, countingTransport(&dials), base+"/peer")
+			if on && (peer != "127.0.0.1:0" || dials.Load() != 0) {
+				t.Errorf("gym's transport reached Serve as %q with %d TCP dials, want the local socket", peer, dials.Load())
+			}
+			if !on && (peer == "127.0.0.1:0" || dials.Load() != 1) {
+				t.Errorf("with local sockets off gym's transport reached Serve as %q with %d TCP dials, want TCP", peer, dials.Load())
+			}
+			if peer := getVia(t, http.DefaultTransport, base+"/peer"); peer == "127.0.0.1:0" {
+				t.Errorf("a TCP client reached Serve as %q, want its own address", peer)
+			}
+		})
+	}
+}
