@@ -80,22 +80,25 @@ func WithLocalSocket(tcp net.Listener, logger *slog.Logger) net.Listener {
 		return tcp
 	}
 	l := newDualListener(tcp, local, logger)
-	localAddr := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port}
-	go l.acceptFrom(tcp, nil)
-	go l.acceptFrom(local, func(c net.Conn) net.Conn {
-		uc := c.(*net.UnixConn)
-		// Anyone on the machine may connect; only a process of this user
-		// is the loopback client of this user that trusting it assumes.
-		// A rule that keeps another user from TCP (a firewall on lo,
-		// Landlock) would not see this socket.
-		if !sameUser(uc) {
-			logger.Debug("refused a connection to the local socket from another user", "socket", name)
-			uc.Close()
-			return nil
-		}
-		return &localConn{UnixConn: uc, local: localAddr}
-	})
+	l.port = port
+	l.running.Go(func() { l.acceptFrom(tcp, nil) })
+	l.running.Go(func() { l.acceptFrom(local, l.refuseOtherUsers) })
 	return l
+}
+
+// refuseOtherUsers passes a local-socket connection on dressed as the TCP
+// one it stands for, or closes it and returns nil: anyone on the machine
+// may connect, and only a process of this user is the loopback client of
+// this user that trusting it assumes (a rule that keeps another user from
+// TCP, a firewall on lo or Landlock, would not see this socket).
+func (l *dualListener) refuseOtherUsers(c net.Conn) net.Conn {
+	uc := c.(*net.UnixConn)
+	if !sameUser(uc) {
+		l.logger.Debug("refused a connection to the local socket from another user", "port", l.port)
+		uc.Close()
+		return nil
+	}
+	return &localConn{UnixConn: uc, local: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: l.port}}
 }
 
 // dualListener accepts from the TCP listener and the local socket as one
@@ -106,6 +109,8 @@ type dualListener struct {
 	done       chan struct{}
 	closeOnce  sync.Once
 	logger     *slog.Logger
+	port       int            // the TCP port, which local-socket clients stand for
+	running    sync.WaitGroup // the accepting goroutines
 }
 
 func newDualListener(tcp, local net.Listener, logger *slog.Logger) *dualListener {
@@ -164,6 +169,11 @@ func (l *dualListener) acceptFrom(ln net.Listener, wrap func(net.Conn) net.Conn)
 
 func (l *dualListener) Accept() (net.Conn, error) {
 	select {
+	case <-l.done:
+		return nil, net.ErrClosed
+	default:
+	}
+	select {
 	case a := <-l.accepted:
 		return a.c, a.err
 	case <-l.done:
@@ -172,13 +182,16 @@ func (l *dualListener) Accept() (net.Conn, error) {
 }
 
 // Close lets the socket's name go before the port, so a name is never
-// held by a process that no longer holds its port.
+// held by a process that no longer holds its port, and returns once both
+// have stopped accepting. done closes first: what the accepting sees after
+// it is the closing, not a failure.
 func (l *dualListener) Close() error {
 	var err error
 	l.closeOnce.Do(func() {
+		close(l.done)
 		l.local.Close()
 		err = l.tcp.Close()
-		close(l.done)
+		l.running.Wait()
 	})
 	return err
 }

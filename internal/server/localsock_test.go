@@ -4,6 +4,7 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -277,7 +278,7 @@ func TestLocalSocketAsNobody(t *testing.T) {
 	name := os.Getenv(nobodyNameEnv)
 	switch os.Getenv(nobodyRoleEnv) {
 	case "squat":
-		ln, err := listenLocal(name)
+		ln, err := net.Listen("unix", name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -481,5 +482,27 @@ func TestServeListensOnBoth(t *testing.T) {
 				t.Errorf("a TCP client reached Serve as %q, want its own address", peer)
 			}
 		})
+	}
+}
+
+// Closing, as every shutdown does, is not a failure of the local socket.
+func TestLocalSocketClosesQuietly(t *testing.T) {
+	localSocketsOn(t)
+	for range 20 {
+		tcp, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var logs bytes.Buffer
+		ln := WithLocalSocket(tcp, slog.New(slog.NewTextHandler(&logs, nil)))
+		if _, ok := ln.(*dualListener); !ok {
+			t.Fatalf("no local socket beside %s", tcp.Addr())
+		}
+		if err := ln.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if logs.Len() > 0 {
+			t.Fatalf("closing logged:\n%s", logs.String())
+		}
 	}
 }
