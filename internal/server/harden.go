@@ -45,10 +45,9 @@ const (
 // Harden bounds what clients can make srv hold, and returns the listener
 // srv must serve instead of ln (ln must hand out plain connections, TCP or
 // a local socket's, not TLS: rejections are written as HTTP/1.1 on the raw
-// connection). Call it before serving
-// (srv.Serve, or gym's loop over srv); the launcher's head server and every
-// `gym serve` server use it so that no client, idle or hostile, can exhaust
-// the process's descriptors.
+// connection). Call it before serving (srv.Serve, or gym's loop over srv);
+// the launcher's head server and every `gym serve` server use it so that
+// no client, idle or hostile, can exhaust the process's descriptors.
 //
 // Where srv leaves them zero it sets ReadHeaderTimeout (10 s: a connection
 // must deliver its whole request head in that time, however it trickles),

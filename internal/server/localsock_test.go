@@ -65,26 +65,36 @@ func getVia(t *testing.T, rt http.RoundTripper, url string) string {
 	return string(body)
 }
 
-// localSocketsOn turns local sockets on for a test, whatever
+// listenLoopback listens on 127.0.0.1 at a free port until the test ends.
+func listenLoopback(t *testing.T) net.Listener {
+	t.Helper()
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tcp.Close() })
+	return tcp
+}
+
+// nameBeside is the local socket's name beside tcp's port.
+func nameBeside(tcp net.Listener) string { return localSocketName(tcp.Addr().(*net.TCPAddr).Port) }
+
+// setLocalSockets turns local sockets on or off for a test, whatever
 // GYM_LOCAL_SOCKETS the tests run with.
-func localSocketsOn(t *testing.T) {
+func setLocalSockets(t *testing.T, on bool) {
 	t.Helper()
 	off := localSocketsOff
-	localSocketsOff = func() bool { return false }
+	localSocketsOff = func() bool { return !on }
 	t.Cleanup(func() { localSocketsOff = off })
 }
 
 // listenBoth listens on 127.0.0.1 with the local socket beside it.
 func listenBoth(t *testing.T) (tcp, both net.Listener) {
 	t.Helper()
-	localSocketsOn(t)
-	tcp, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	setLocalSockets(t, true)
+	tcp = listenLoopback(t)
 	both = WithLocalSocket(tcp, nil)
 	if _, ok := both.(*dualListener); !ok {
-		tcp.Close()
 		t.Fatalf("WithLocalSocket(%s) = %T, want the local socket beside it", tcp.Addr(), both)
 	}
 	return tcp, both
@@ -113,17 +123,12 @@ func TestLocalSocketCarriesGymCallsToLoopback(t *testing.T) {
 }
 
 func TestLocalSocketOff(t *testing.T) {
-	defer func(off func() bool) { localSocketsOff = off }(localSocketsOff)
-	localSocketsOff = func() bool { return true }
-	tcp, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	setLocalSockets(t, false)
+	tcp := listenLoopback(t)
 	ln := WithLocalSocket(tcp, nil)
 	if ln != tcp {
-		t.Fatalf("with %s=0, withLocalSocket gave %T, want the TCP listener alone", localSocketsEnv, ln)
+		t.Fatalf("with %s=0, WithLocalSocket gave %T, want the TCP listener alone", localSocketsEnv, ln)
 	}
-	defer ln.Close()
 	serveRemoteAddr(t, ln)
 	var dials atomic.Int32
 	getVia(t, countingTransport(&dials), "http://"+tcp.Addr().String()+"/")
@@ -157,7 +162,7 @@ func TestLocalSocketNameFreedOnClose(t *testing.T) {
 	if err := ln.Close(); err != nil {
 		t.Fatal(err)
 	}
-	again, err := listenLocal(localSocketName(tcp.Addr().(*net.TCPAddr).Port))
+	again, err := listenLocal(nameBeside(tcp))
 	if err != nil {
 		t.Fatalf("the name is still held after Close: %v", err)
 	}
@@ -166,25 +171,21 @@ func TestLocalSocketNameFreedOnClose(t *testing.T) {
 
 // A server whose name someone else holds serves on TCP alone.
 func TestLocalSocketNameTaken(t *testing.T) {
-	localSocketsOn(t)
-	tcp, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tcp.Close()
-	holder, err := listenLocal(localSocketName(tcp.Addr().(*net.TCPAddr).Port))
+	setLocalSockets(t, true)
+	tcp := listenLoopback(t)
+	holder, err := listenLocal(nameBeside(tcp))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer holder.Close()
 	if ln := WithLocalSocket(tcp, nil); ln != tcp {
-		t.Errorf("withLocalSocket with its name taken gave %T, want the TCP listener alone", ln)
+		t.Errorf("WithLocalSocket with its name taken gave %T, want the TCP listener alone", ln)
 	}
 }
 
-// Two tests below run this test binary again as nobody, which needs root.
+// Tests below run this test binary again as nobody, which needs root.
 const (
-	nobodyRoleEnv = "GYM_TEST_LOCAL_SOCKET_ROLE" // squat or connect
+	nobodyRoleEnv = "GYM_TEST_LOCAL_SOCKET_ROLE" // squat, connect or off
 	nobodyNameEnv = "GYM_TEST_LOCAL_SOCKET_NAME"
 )
 
@@ -232,14 +233,10 @@ func asNobody(t *testing.T, role, name string) *bufio.Reader {
 // A name bound by another user is not trusted: the request goes to the
 // TCP port instead.
 func TestLocalSocketOfAnotherUserIsNotUsed(t *testing.T) {
-	localSocketsOn(t)
-	tcp, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tcp.Close()
+	setLocalSockets(t, true)
+	tcp := listenLoopback(t)
 	serveRemoteAddr(t, tcp)
-	squatter := asNobody(t, "squat", localSocketName(tcp.Addr().(*net.TCPAddr).Port))
+	squatter := asNobody(t, "squat", nameBeside(tcp))
 	if ready, err := squatter.ReadString('\n'); err != nil || ready != "ready\n" {
 		t.Fatalf("the squatter did not start: %q, %v", ready, err)
 	}
@@ -260,7 +257,7 @@ func TestLocalSocketOfAnotherUserIsNotUsed(t *testing.T) {
 func TestLocalSocketRefusesAnotherUser(t *testing.T) {
 	tcp, ln := listenBoth(t)
 	serveRemoteAddr(t, ln)
-	client := asNobody(t, "connect", localSocketName(tcp.Addr().(*net.TCPAddr).Port))
+	client := asNobody(t, "connect", nameBeside(tcp))
 	got, err := client.ReadString('\n')
 	if err != nil {
 		t.Fatalf("the client as nobody said nothing: %v", err)
@@ -270,10 +267,18 @@ func TestLocalSocketRefusesAnotherUser(t *testing.T) {
 	}
 }
 
-// TestLocalSocketAsNobody is the other side of the two tests above, and
-// does nothing unless one of them started it: it holds the name and
-// answers anyone ("squat"), or sends a request there and prints the answer
-// ("connect").
+// A process running as nobody, the overflow uid, neither takes nor dials
+// a local socket: its uid says nothing about who it is.
+func TestLocalSocketsOffForNobody(t *testing.T) {
+	if got, err := asNobody(t, "off", "").ReadString('\n'); err != nil || got != "off: true\n" {
+		t.Errorf("as nobody, local sockets: %q, %v; want them off", got, err)
+	}
+}
+
+// TestLocalSocketAsNobody is the other side of the tests above, and does
+// nothing unless one of them started it: it holds the name and answers
+// anyone ("squat"), sends a request there and prints the answer
+// ("connect"), or says whether local sockets are off ("off").
 func TestLocalSocketAsNobody(t *testing.T) {
 	name := os.Getenv(nobodyNameEnv)
 	switch os.Getenv(nobodyRoleEnv) {
@@ -299,6 +304,8 @@ func TestLocalSocketAsNobody(t *testing.T) {
 		c.SetReadDeadline(time.Now().Add(10 * time.Second))
 		answer, _ := io.ReadAll(c)
 		fmt.Printf("answer: %q\n", answer)
+	case "off":
+		fmt.Printf("off: %v\n", localSocketsOff())
 	default:
 		t.Skip("run by the tests that run a process as another user")
 	}
@@ -307,17 +314,13 @@ func TestLocalSocketAsNobody(t *testing.T) {
 // A server found without a local socket is dialled over TCP for a while
 // without asking again; after that its socket is found.
 func TestLocalSocketAbsenceRemembered(t *testing.T) {
-	localSocketsOn(t)
+	setLocalSockets(t, true)
 	defer func(d time.Duration) { localRetryAfter = d }(localRetryAfter)
 	localRetryAfter = time.Hour
-	tcp, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tcp.Close()
+	tcp := listenLoopback(t)
 	serveRemoteAddr(t, tcp)
 	url := "http://" + tcp.Addr().String() + "/"
-	name := localSocketName(tcp.Addr().(*net.TCPAddr).Port)
+	name := nameBeside(tcp)
 	absentLocal.Clear()
 	var dials atomic.Int32
 	getVia(t, countingTransport(&dials), url)
@@ -327,7 +330,7 @@ func TestLocalSocketAbsenceRemembered(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer local.Close()
-	ln := newDualListener(tcp, local, slog.New(slog.DiscardHandler))
+	ln := newDualListener(tcp, local, tcp.Addr(), slog.New(slog.DiscardHandler))
 	go ln.acceptFrom(local, func(c net.Conn) net.Conn { return &localConn{UnixConn: c.(*net.UnixConn), local: tcp.Addr()} })
 	serveRemoteAddr(t, ln)
 
@@ -378,7 +381,7 @@ func TestLocalSocketAcceptErrors(t *testing.T) {
 		{c: served},
 		{err: syscall.EINVAL},
 	}}
-	l := newDualListener(nil, local, slog.New(slog.DiscardHandler))
+	l := newDualListener(nil, local, nil, slog.New(slog.DiscardHandler))
 	defer close(l.done)
 	go l.acceptFrom(local, func(c net.Conn) net.Conn { return c })
 	got := make(chan accepted, 1)
@@ -452,9 +455,7 @@ func TestServeAfterShutdownClosesListener(t *testing.T) {
 func TestServeListensOnBoth(t *testing.T) {
 	for _, on := range []bool{true, false} {
 		t.Run(fmt.Sprintf("local sockets on: %v", on), func(t *testing.T) {
-			off := localSocketsOff
-			localSocketsOff = func() bool { return !on }
-			defer func() { localSocketsOff = off }()
+			setLocalSockets(t, on)
 			absentLocal.Clear()
 			ctx, cancel := context.WithCancel(context.Background())
 			out := newListenWatcher()
@@ -487,12 +488,9 @@ func TestServeListensOnBoth(t *testing.T) {
 
 // Closing, as every shutdown does, is not a failure of the local socket.
 func TestLocalSocketClosesQuietly(t *testing.T) {
-	localSocketsOn(t)
+	setLocalSockets(t, true)
 	for range 20 {
-		tcp, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
+		tcp := listenLoopback(t)
 		var logs bytes.Buffer
 		ln := WithLocalSocket(tcp, slog.New(slog.NewTextHandler(&logs, nil)))
 		if _, ok := ln.(*dualListener); !ok {
