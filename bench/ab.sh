@@ -31,8 +31,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# shellcheck source=bench/builds.sh
-source "$repo/bench/builds.sh"
+# shellcheck source=bench/lib.sh
+source "$repo/bench/lib.sh"
 build_base_and_this "$work"
 go build -o "$work/rundriver" ./bench/rundriver
 rows="$repo/resources_servers/example_single_tool_call/data/example.jsonl"
@@ -47,14 +47,7 @@ start() {
     --config "$repo/responses_api_models/replay_model/configs/replay_model.yaml" \
     ++head_server.port="$((21000 + RANDOM % 4000))" > start.log 2>&1) &
   envs+=($!)
-  for _ in $(seq 600); do
-    grep -q 'All [0-9]* / [0-9]* servers ready' "$1/start.log" && return
-    kill -0 "${envs[-1]}" 2>/dev/null || break
-    sleep 0.05
-  done
-  cat "$1/start.log"
-  echo "gym env start in $1: the servers were not ready within 30 s, or it exited" >&2
-  exit 1
+  wait_ready "$1/start.log" "${envs[-1]}" || exit 1
 }
 
 # CPU seconds the given processes have used so far, from /proc (Linux).

@@ -14,6 +14,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
+# shellcheck source=bench/lib.sh
+source "$repo/bench/lib.sh"
 work=$(mktemp -d)
 pid=""
 cleanup() {
@@ -39,11 +41,7 @@ awk -v n="$rows" '{ l[NR] = $0 } END { for (i = 0; i < n; i++) { r = l[i % NR + 
 (cd "$work" && exec ./gym env start --resources-server example_single_tool_call --model-type replay_model \
   ++head_server.port="$head_port" > start.log 2>&1) &
 pid=$!
-for _ in $(seq 600); do
-  grep -q 'All [0-9]* / [0-9]* servers ready' "$work/start.log" && break
-  if ! kill -0 "$pid" 2>/dev/null; then cat "$work/start.log"; echo "gym env start exited before the servers were ready" >&2; exit 1; fi
-  sleep 0.05
-done
+wait_ready "$work/start.log" "$pid"
 
 cd "$work"
 start=$(date +%s.%N)

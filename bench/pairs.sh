@@ -29,8 +29,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# shellcheck source=bench/builds.sh
-source bench/builds.sh
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
 build_base_and_this "$work"
 export ROWS=${ROWS:-40000} CONCURRENCY=${CONCURRENCY:-256}
 

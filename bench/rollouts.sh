@@ -23,6 +23,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
+# shellcheck source=bench/lib.sh
+source "$repo/bench/lib.sh"
 work=$(mktemp -d)
 pid=""
 floors=()
@@ -54,12 +56,7 @@ fi
   ++head_server.port="${HEAD_PORT:-$((21000 + RANDOM % 4000))}" "${capture[@]}" \
   > start.log 2>&1) &
 pid=$!
-for _ in $(seq 600); do
-  grep -q 'All [0-9]* / [0-9]* servers ready' "$work/start.log" && break
-  if ! kill -0 "$pid" 2>/dev/null; then cat "$work/start.log"; echo "gym env start exited before the servers were ready" >&2; exit 1; fi
-  sleep 0.05
-done
-grep -q 'All [0-9]* / [0-9]* servers ready' "$work/start.log" || { cat "$work/start.log"; echo "the servers were not ready within 30 s" >&2; exit 1; }
+wait_ready "$work/start.log" "$pid"
 agent=$(grep -o 'example_single_tool_call_simple_agent .*http://127.0.0.1:[0-9]*' "$work/start.log" | grep -o 'http://.*')
 
 # CPU seconds a process has used so far, from /proc (Linux).
