@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"net"
 	"os"
@@ -31,10 +30,10 @@ import (
 const localSocketsEnv = "GYM_LOCAL_SOCKETS"
 
 // localSocketsOff is whether this process neither takes nor dials local
-// sockets: when GYM_LOCAL_SOCKETS=0, or when it runs as the overflow uid,
-// which proves nothing about who is at either end.
+// sockets: off Linux, when GYM_LOCAL_SOCKETS=0, or when it runs as the
+// overflow uid, which proves nothing about who is at either end.
 var localSocketsOff = sync.OnceValue(func() bool {
-	return os.Getenv(localSocketsEnv) == "0" || os.Getuid() == overflowUID
+	return !abstractSockets || os.Getenv(localSocketsEnv) == "0" || os.Getuid() == overflowUID
 })
 
 // overflowUID is the kernel's default uid for one a user namespace does not
@@ -70,9 +69,8 @@ func (c *localConn) LocalAddr() net.Addr  { return c.local }
 
 // WithLocalSocket returns tcp with the local socket beside it when tcp
 // takes 127.0.0.1 and the socket can be made; otherwise tcp itself. A
-// failure to make it (the name taken, the platform without abstract
-// sockets) only costs the speed, and is logged to logger (nil: not
-// logged). Serve listens this way; bench/floor's servers may too.
+// failure to make it (the name taken) only costs the speed, and is logged
+// to logger (nil: not logged). Serve listens this way; bench/floor's servers may too.
 func WithLocalSocket(tcp net.Listener, logger *slog.Logger) net.Listener {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -84,9 +82,7 @@ func WithLocalSocket(tcp net.Listener, logger *slog.Logger) net.Listener {
 	name := localSocketName(port)
 	local, err := listenLocal(name)
 	if err != nil {
-		if !errors.Is(err, errors.ErrUnsupported) {
-			logger.Warn("gym's clients reach this server over TCP: its local socket could not be made", "socket", name, "error", err)
-		}
+		logger.Warn("gym's clients reach this server over TCP: its local socket could not be made", "socket", name, "error", err)
 		return tcp
 	}
 	l := newDualListener(tcp, local, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port}, logger)

@@ -8,6 +8,9 @@ import (
 	"syscall"
 )
 
+// abstractSockets is whether this platform has abstract Unix sockets.
+const abstractSockets = true
+
 func listenLocal(name string) (net.Listener, error) {
 	var lc net.ListenConfig
 	return lc.Listen(context.Background(), "unix", name)

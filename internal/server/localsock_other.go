@@ -8,7 +8,10 @@ import (
 	"net"
 )
 
-// Abstract Unix sockets are Linux's: elsewhere servers listen on TCP only.
+// Abstract Unix sockets are Linux's: elsewhere local sockets are off
+// (localSocketsOff), so these are never called.
+const abstractSockets = false
+
 func listenLocal(string) (net.Listener, error) { return nil, errors.ErrUnsupported }
 
 func dialLocal(context.Context, string) (net.Conn, bool) { return nil, true }
