@@ -52,20 +52,47 @@ func reachesLoopback(addr net.Addr) bool {
 	return ok && (ta.IP.IsUnspecified() || ta.IP.Equal(net.IPv4(127, 0, 0, 1)))
 }
 
-// loopbackPeer is what a handler sees as the client of a local-socket
-// connection: a loopback client of this user, which is what it is.
+// loopbackPeer is the client's end of a local-socket connection, as the
+// handler and the client itself see it: a loopback client of this user,
+// which is what it is.
 var loopbackPeer = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)}
 
-// localConn is an accepted local-socket connection dressed as the TCP one
-// it stands for, to 127.0.0.1 at the server's port, so handlers, logs and
-// the trust rule see a loopback peer.
+// localConn is a local-socket connection dressed as the TCP one it stands
+// for, between 127.0.0.1 at the server's port and the loopback peer, at
+// either end: handlers, logs and the trust rule see a loopback peer, and
+// its errors (which reach logs and a failed rollout's _ng_failure_error)
+// name those TCP addresses, as they did before the socket.
 type localConn struct {
 	*net.UnixConn
-	local net.Addr
+	local, remote net.Addr
 }
 
-func (c *localConn) RemoteAddr() net.Addr { return loopbackPeer }
 func (c *localConn) LocalAddr() net.Addr  { return c.local }
+func (c *localConn) RemoteAddr() net.Addr { return c.remote }
+
+func (c *localConn) Read(p []byte) (int, error) {
+	n, err := c.UnixConn.Read(p)
+	return n, c.dress(err)
+}
+
+func (c *localConn) Write(p []byte) (int, error) {
+	n, err := c.UnixConn.Write(p)
+	return n, c.dress(err)
+}
+
+func (c *localConn) Close() error { return c.dress(c.UnixConn.Close()) }
+
+// dress gives a failure of the socket the TCP connection's network and
+// addresses; what failed, and how, stays as it was.
+func (c *localConn) dress(err error) error {
+	oe, ok := err.(*net.OpError)
+	if !ok {
+		return err
+	}
+	dressed := *oe
+	dressed.Net, dressed.Source, dressed.Addr = "tcp", c.local, c.remote
+	return &dressed
+}
 
 // WithLocalSocket returns tcp with the local socket beside it when tcp
 // takes 127.0.0.1 and the socket can be made; otherwise tcp itself. A
@@ -103,7 +130,7 @@ func (l *dualListener) refuseOtherUsers(c net.Conn) net.Conn {
 		uc.Close()
 		return nil
 	}
-	return &localConn{UnixConn: uc, local: l.reached}
+	return &localConn{UnixConn: uc, local: l.reached, remote: loopbackPeer}
 }
 
 // dualListener accepts from the TCP listener and the local socket as one
@@ -212,7 +239,7 @@ func preferLocal(dial func(ctx context.Context, network, addr string) (net.Conn,
 			if host, port, err := net.SplitHostPort(addr); err == nil && host == "127.0.0.1" {
 				if p, err := strconv.Atoi(port); err == nil {
 					if c := dialLocalUnlessAbsent(ctx, localSocketName(p)); c != nil {
-						return c, nil
+						return &localConn{UnixConn: c, local: loopbackPeer, remote: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: p}}, nil
 					}
 				}
 			}
@@ -232,7 +259,7 @@ var absentLocal sync.Map // name → time.Time
 // without looking again.
 var localRetryAfter = time.Second
 
-func dialLocalUnlessAbsent(ctx context.Context, name string) net.Conn {
+func dialLocalUnlessAbsent(ctx context.Context, name string) *net.UnixConn {
 	if found, ok := absentLocal.Load(name); ok && time.Since(found.(time.Time)) < localRetryAfter {
 		return nil
 	}

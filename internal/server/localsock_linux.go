@@ -21,13 +21,13 @@ func listenLocal(name string) (net.Listener, error) {
 // have bound the name. It returns nil, for the caller to dial TCP, on any
 // failure, and says whether it found the name unbound or bound by another
 // user.
-func dialLocal(ctx context.Context, name string) (c net.Conn, absent bool) {
+func dialLocal(ctx context.Context, name string) (c *net.UnixConn, absent bool) {
 	var d net.Dialer
-	c, err := d.DialContext(ctx, "unix", name)
+	nc, err := d.DialContext(ctx, "unix", name)
 	if err != nil {
 		return nil, errors.Is(err, syscall.ECONNREFUSED)
 	}
-	if !sameUser(c.(*net.UnixConn)) {
+	if c = nc.(*net.UnixConn); !sameUser(c) {
 		c.Close()
 		return nil, true
 	}

@@ -14,6 +14,6 @@ const abstractSockets = false
 
 func listenLocal(string) (net.Listener, error) { return nil, errors.ErrUnsupported }
 
-func dialLocal(context.Context, string) (net.Conn, bool) { return nil, true }
+func dialLocal(context.Context, string) (*net.UnixConn, bool) { return nil, true }
 
 func sameUser(*net.UnixConn) bool { return false }

@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -331,7 +332,7 @@ func TestLocalSocketAbsenceRemembered(t *testing.T) {
 	}
 	defer local.Close()
 	ln := newDualListener(tcp, local, tcp.Addr(), slog.New(slog.DiscardHandler))
-	go ln.acceptFrom(local, func(c net.Conn) net.Conn { return &localConn{UnixConn: c.(*net.UnixConn), local: tcp.Addr()} })
+	go ln.acceptFrom(local, func(c net.Conn) net.Conn { return &localConn{UnixConn: c.(*net.UnixConn), local: tcp.Addr(), remote: loopbackPeer} })
 	serveRemoteAddr(t, ln)
 
 	getVia(t, countingTransport(&dials), url)
@@ -501,6 +502,49 @@ func TestLocalSocketClosesQuietly(t *testing.T) {
 		}
 		if logs.Len() > 0 {
 			t.Fatalf("closing logged:\n%s", logs.String())
+		}
+	}
+}
+
+// A local-socket connection's errors, at both ends, name the TCP
+// addresses it stands for, as they did over TCP: they reach logs and the
+// failures file (a rollout's _ng_failure_error).
+func TestLocalSocketErrorsNameTCPAddresses(t *testing.T) {
+	tcp, ln := listenBoth(t)
+	absentLocal.Clear()
+	port := tcp.Addr().(*net.TCPAddr).Port
+	dial := preferLocal(func(context.Context, string, string) (net.Conn, error) {
+		t.Fatal("dialled TCP, want the local socket")
+		return nil, nil
+	})
+	client, err := dial(context.Background(), "tcp", tcp.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	server, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer server.Close()
+
+	self := fmt.Sprintf("127.0.0.1:%d", port)
+	for _, end := range []struct {
+		name          string
+		c             net.Conn
+		local, remote string
+	}{{"client", client, "127.0.0.1:0", self}, {"server", server, self, "127.0.0.1:0"}} {
+		if l, r := end.c.LocalAddr().String(), end.c.RemoteAddr().String(); l != end.local || r != end.remote {
+			t.Errorf("the %s's addresses are %s -> %s, want %s -> %s", end.name, l, r, end.local, end.remote)
+		}
+		end.c.SetDeadline(time.Now().Add(-time.Second))
+		_, readErr := end.c.Read(make([]byte, 1))
+		_, writeErr := end.c.Write([]byte("x"))
+		for op, err := range map[string]error{"read": readErr, "write": writeErr} {
+			want := fmt.Sprintf("%s tcp %s->%s: i/o timeout", op, end.local, end.remote)
+			if err == nil || err.Error() != want || !errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Errorf("the %s's %s failed with %v, want %q (a deadline error)", end.name, op, err, want)
+			}
 		}
 	}
 }
