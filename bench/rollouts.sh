@@ -102,7 +102,7 @@ for variant in net/http gym-client local-socket; do
   case $variant in
     net/http) echo "floor (bench/floor, trivial Go servers, the same exchanges per rollout):" ;;
     gym-client) echo "floor, its agent calling through gym's plain-http transport (bench/floor -gym-client):" ;;
-    local-socket) echo "floor, on gym's transport, every server on a local socket too, as gym's (bench/floor -gym-client -local-socket):" ;;
+    local-socket) echo "floor, on gym's transport, every server on a local socket and raw system calls too, as gym's (bench/floor -gym-client -local-socket):" ;;
   esac
   for c in ${CONCURRENCY:-64 256}; do
     declare -A before=()

@@ -13,8 +13,9 @@
 // transport (server.PlainHTTPTransport), which gym's servers use, instead
 // of net/http's http.Transport: the floor of the stack gym is built on.
 // -local-socket makes a floor server listen on a local socket beside its
-// TCP port (server.WithLocalSocket), as gym's servers do, which gym's
-// transport then dials instead of TCP.
+// TCP port (server.WithLocalSocket), which gym's transport then dials
+// instead of TCP, and read and write every connection with raw system calls
+// (server.SysIO), as gym's servers do.
 //
 // Per rollout, as the real agent: /run, then seed_session, one model call
 // (two when the row calls a tool: three rows in five of the example do),
@@ -52,7 +53,7 @@ func main() {
 	resources := flag.String("resources", "", "the resources backend's base URL")
 	model := flag.String("model", "", "the model backend's base URL")
 	gymClient := flag.Bool("gym-client", false, "call the backends through gym's plain-http transport")
-	localSocket := flag.Bool("local-socket", false, "listen on a local socket beside the TCP port too, as gym's servers do")
+	localSocket := flag.Bool("local-socket", false, "listen on a local socket beside the TCP port too, and read and write with raw system calls, as gym's servers do")
 	flag.Parse()
 	var h http.Handler
 	switch {
@@ -83,7 +84,7 @@ func main() {
 	}
 	fmt.Println("listening on", ln.Addr())
 	if *localSocket {
-		ln = server.WithLocalSocket(ln, nil)
+		ln = server.WithLocalSocket(server.SysIO(ln), nil)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

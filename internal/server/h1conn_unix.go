@@ -33,10 +33,7 @@ func (c *h1Conn) open() bool {
 		}
 		p.raw = raw
 		p.read = func(fd uintptr) bool {
-			// Nothing to read is an open connection; a byte is one sent
-			// unasked, and none with no error the peer's close.
-			_, _, err := syscall.Recvfrom(int(fd), p.one[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-			p.open = err == syscall.EAGAIN || err == syscall.EWOULDBLOCK
+			p.open = nothingToRead(fd, &p.one)
 			return true
 		}
 	}

@@ -235,6 +235,7 @@ func (t *h1Transport) dialNew(ctx context.Context, h *h1Host, addr string) (*h1C
 		freeSlot(h)
 		return nil, err
 	}
+	nc = withSysIO(nc, "tcp")
 	return &h1Conn{Conn: nc, host: h, br: bufio.NewReaderSize(nc, 8<<10), bw: bufio.NewWriterSize(nc, 4<<10)}, nil
 }
 

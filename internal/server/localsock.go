@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -63,24 +64,39 @@ var loopbackPeer = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)}
 // its errors (which reach logs and a failed rollout's _ng_failure_error)
 // name those TCP addresses, as they did before the socket.
 type localConn struct {
-	*net.UnixConn
+	net.Conn
 	local, remote net.Addr
+}
+
+// newLocalConn dresses uc, reading and writing it with withSysIO.
+func newLocalConn(uc *net.UnixConn, local, remote net.Addr) *localConn {
+	return &localConn{Conn: withSysIO(uc, "unix"), local: local, remote: remote}
 }
 
 func (c *localConn) LocalAddr() net.Addr  { return c.local }
 func (c *localConn) RemoteAddr() net.Addr { return c.remote }
 
 func (c *localConn) Read(p []byte) (int, error) {
-	n, err := c.UnixConn.Read(p)
+	n, err := c.Conn.Read(p)
 	return n, c.dress(err)
 }
 
 func (c *localConn) Write(p []byte) (int, error) {
-	n, err := c.UnixConn.Write(p)
+	n, err := c.Conn.Write(p)
 	return n, c.dress(err)
 }
 
-func (c *localConn) Close() error { return c.dress(c.UnixConn.Close()) }
+func (c *localConn) Close() error { return c.dress(c.Conn.Close()) }
+
+// SyscallConn and CloseWrite are the socket's own: gym's transport peeks
+// at an idle connection, and servers half-close before closing.
+func (c *localConn) SyscallConn() (syscall.RawConn, error) {
+	return c.Conn.(syscall.Conn).SyscallConn()
+}
+
+func (c *localConn) CloseWrite() error {
+	return c.dress(c.Conn.(interface{ CloseWrite() error }).CloseWrite())
+}
 
 // dress gives a failure of the socket the TCP connection's network and
 // addresses; what failed, and how, stays as it was.
@@ -130,7 +146,7 @@ func (l *dualListener) refuseOtherUsers(c net.Conn) net.Conn {
 		uc.Close()
 		return nil
 	}
-	return &localConn{UnixConn: uc, local: l.reached, remote: loopbackPeer}
+	return newLocalConn(uc, l.reached, loopbackPeer)
 }
 
 // dualListener accepts from the TCP listener and the local socket as one
@@ -239,7 +255,7 @@ func preferLocal(dial func(ctx context.Context, network, addr string) (net.Conn,
 			if host, port, err := net.SplitHostPort(addr); err == nil && host == "127.0.0.1" {
 				if p, err := strconv.Atoi(port); err == nil {
 					if c := dialLocalUnlessAbsent(ctx, localSocketName(p)); c != nil {
-						return &localConn{UnixConn: c, local: loopbackPeer, remote: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: p}}, nil
+						return newLocalConn(c, loopbackPeer, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: p}), nil
 					}
 				}
 			}

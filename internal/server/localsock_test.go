@@ -332,7 +332,7 @@ func TestLocalSocketAbsenceRemembered(t *testing.T) {
 	}
 	defer local.Close()
 	ln := newDualListener(tcp, local, tcp.Addr(), slog.New(slog.DiscardHandler))
-	go ln.acceptFrom(local, func(c net.Conn) net.Conn { return &localConn{UnixConn: c.(*net.UnixConn), local: tcp.Addr(), remote: loopbackPeer} })
+	go ln.acceptFrom(local, func(c net.Conn) net.Conn { return newLocalConn(c.(*net.UnixConn), tcp.Addr(), loopbackPeer) })
 	serveRemoteAddr(t, ln)
 
 	getVia(t, countingTransport(&dials), url)

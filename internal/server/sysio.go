@@ -1,0 +1,26 @@
+package server
+
+import (
+	"log/slog"
+	"net"
+)
+
+// SysIO returns ln handing out its TCP and Unix connections reading and
+// writing with raw system calls (withSysIO), as gym's servers accept them.
+func SysIO(ln net.Listener) net.Listener { return sysListener{ln} }
+
+type sysListener struct{ net.Listener }
+
+func (l sysListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return withSysIO(c, l.Addr().Network()), nil
+}
+
+// serveListener is what Serve accepts from, given its TCP listener: the
+// local socket beside it, and every connection with raw system calls.
+func serveListener(tcp net.Listener, logger *slog.Logger) net.Listener {
+	return WithLocalSocket(SysIO(tcp), logger)
+}

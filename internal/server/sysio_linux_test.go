@@ -1,0 +1,259 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// connPair is a connected pair of sockets over network ("tcp" or "unix"),
+// closed when the test ends.
+func connPair(t *testing.T, network string) (near, far net.Conn) {
+	t.Helper()
+	addr := "127.0.0.1:0"
+	if network == "unix" {
+		addr = fmt.Sprintf("@gym-sysio-test/%d/%s", os.Getpid(), t.Name())
+	}
+	ln, err := net.Listen(network, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, _ := ln.Accept()
+		accepted <- c
+	}()
+	near, err = net.Dial(network, ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	far = <-accepted
+	if far == nil {
+		t.Fatal("accept failed")
+	}
+	t.Cleanup(func() { near.Close(); far.Close() })
+	return near, far
+}
+
+// outcome is what a scenario saw, addresses written as L and R so that two
+// connections compare.
+type outcome struct {
+	n        int
+	err      string
+	timeout  bool
+	deadline bool
+	closed   bool
+	eof      bool
+	errno    syscall.Errno
+}
+
+func outcomeOf(c net.Conn, n int, err error) outcome {
+	o := outcome{n: n}
+	if err == nil {
+		return o
+	}
+	o.err = err.Error()
+	for _, a := range []struct {
+		addr net.Addr
+		as   string
+	}{{c.LocalAddr(), "L"}, {c.RemoteAddr(), "R"}} {
+		if s := a.addr.String(); s != "" && s != "@" {
+			o.err = strings.ReplaceAll(o.err, s, a.as)
+		}
+	}
+	var ne net.Error
+	o.timeout = errors.As(err, &ne) && ne.Timeout()
+	o.deadline = errors.Is(err, os.ErrDeadlineExceeded)
+	o.closed = errors.Is(err, net.ErrClosed)
+	o.eof = err == io.EOF
+	errors.As(err, &o.errno)
+	return o
+}
+
+// TestSysConnActsAsNetConn runs each scenario on a plain connection and on
+// the same kind of connection with withSysIO: what Read and Write return,
+// errors included, is the same.
+func TestSysConnActsAsNetConn(t *testing.T) {
+	past := time.Now().Add(-time.Second)
+	scenarios := []struct {
+		name string
+		run  func(t *testing.T, c, far net.Conn) (int, error)
+	}{
+		{"empty read", func(t *testing.T, c, far net.Conn) (int, error) { return c.Read(nil) }},
+		{"empty write", func(t *testing.T, c, far net.Conn) (int, error) { return c.Write(nil) }},
+		{"read past the deadline", func(t *testing.T, c, far net.Conn) (int, error) {
+			c.SetReadDeadline(past)
+			return c.Read(make([]byte, 8))
+		}},
+		{"write past the deadline", func(t *testing.T, c, far net.Conn) (int, error) {
+			c.SetWriteDeadline(past)
+			return c.Write([]byte("x"))
+		}},
+		{"read waits out its deadline", func(t *testing.T, c, far net.Conn) (int, error) {
+			c.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
+			return c.Read(make([]byte, 8))
+		}},
+		{"write waits out its deadline", func(t *testing.T, c, far net.Conn) (int, error) {
+			// Nothing reads: the socket's buffers fill, and the write
+			// waits until its deadline, having written part.
+			c.SetWriteDeadline(time.Now().Add(300 * time.Millisecond))
+			n, err := c.Write(make([]byte, 64<<20))
+			if n <= 0 || n >= 64<<20 {
+				t.Errorf("wrote %d bytes, want part of them", n)
+			}
+			return 0, err
+		}},
+		{"read after close", func(t *testing.T, c, far net.Conn) (int, error) {
+			c.Close()
+			return c.Read(make([]byte, 8))
+		}},
+		{"write after close", func(t *testing.T, c, far net.Conn) (int, error) {
+			c.Close()
+			return c.Write([]byte("x"))
+		}},
+		{"close while reading", func(t *testing.T, c, far net.Conn) (int, error) {
+			time.AfterFunc(20*time.Millisecond, func() { c.Close() })
+			return c.Read(make([]byte, 8))
+		}},
+		{"the peer closes", func(t *testing.T, c, far net.Conn) (int, error) {
+			far.Close()
+			return c.Read(make([]byte, 8))
+		}},
+		{"the peer resets", func(t *testing.T, c, far net.Conn) (int, error) {
+			c.Write([]byte("unread"))
+			time.Sleep(20 * time.Millisecond)
+			if tc, ok := far.(*net.TCPConn); ok {
+				tc.SetLinger(0)
+			}
+			far.Close()
+			time.Sleep(20 * time.Millisecond)
+			return c.Read(make([]byte, 8))
+		}},
+		{"write to a closed peer", func(t *testing.T, c, far net.Conn) (int, error) {
+			far.Close()
+			time.Sleep(20 * time.Millisecond)
+			for range 100 {
+				if n, err := c.Write([]byte("x")); err != nil {
+					return n, err
+				}
+				time.Sleep(time.Millisecond)
+			}
+			return 0, errors.New("every write succeeded")
+		}},
+	}
+	for _, network := range []string{"tcp", "unix"} {
+		for _, sc := range scenarios {
+			t.Run(network+"/"+sc.name, func(t *testing.T) {
+				c, far := connPair(t, network)
+				n, err := sc.run(t, c, far)
+				want := outcomeOf(c, n, err)
+
+				c, far = connPair(t, network)
+				sys := withSysIO(c, network)
+				if _, ok := sys.(*sysConn); !ok {
+					t.Fatalf("withSysIO(%T) = %T, want a *sysConn", c, sys)
+				}
+				n, err = sc.run(t, sys, far)
+				if got := outcomeOf(sys, n, err); got != want {
+					t.Errorf("with raw system calls: %+v\nnet.Conn:               %+v", got, want)
+				}
+			})
+		}
+	}
+}
+
+// Data crosses whole both ways, through full socket buffers, with reads
+// and writes at once from different goroutines.
+func TestSysConnCarriesData(t *testing.T) {
+	for _, network := range []string{"tcp", "unix"} {
+		t.Run(network, func(t *testing.T) {
+			near, far := connPair(t, network)
+			a, b := withSysIO(near, network), withSysIO(far, network)
+			for _, c := range []net.Conn{a, b} {
+				c.SetDeadline(time.Now().Add(time.Minute))
+			}
+			payload := make([]byte, 8<<20)
+			for i := range payload {
+				payload[i] = byte(i * 7)
+			}
+			var wg sync.WaitGroup
+			for _, dir := range []struct{ from, to net.Conn }{{a, b}, {b, a}} {
+				wg.Go(func() {
+					if n, err := dir.from.Write(payload); n != len(payload) || err != nil {
+						t.Errorf("write: %d, %v", n, err)
+					}
+				})
+				wg.Go(func() {
+					got := make([]byte, len(payload))
+					if _, err := io.ReadFull(dir.to, got); err != nil || !bytes.Equal(got, payload) {
+						t.Errorf("read: %v; the same bytes: %v", err, bytes.Equal(got, payload))
+					}
+				})
+			}
+			wg.Wait()
+		})
+	}
+}
+
+// Only sockets get raw system calls: another connection is returned as it
+// is.
+func TestWithSysIOLeavesOtherConns(t *testing.T) {
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	if got := withSysIO(a, "pipe"); got != a {
+		t.Errorf("withSysIO(net.Pipe) = %T, want the pipe itself", got)
+	}
+}
+
+// The connections gym's servers accept and gym's transport dials, over TCP
+// and over local sockets, all read and write with raw system calls.
+func TestGymConnsUseSysIO(t *testing.T) {
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, network, addr)
+	}
+	for _, local := range []bool{true, false} {
+		t.Run(fmt.Sprintf("local sockets on: %v", local), func(t *testing.T) {
+			setLocalSockets(t, local)
+			absentLocal.Clear()
+			tcp := listenLoopback(t)
+			ln := serveListener(tcp, nil)
+			defer ln.Close()
+			c, err := newH1Transport(dial, 0, time.Minute, nil).conn(context.Background(), tcp.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			accepted, err := ln.Accept()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer accepted.Close()
+			for _, end := range []struct {
+				name string
+				c    net.Conn
+			}{{"dialled", c.Conn}, {"accepted", accepted}} {
+				inner := end.c
+				lc, isLocal := inner.(*localConn)
+				if isLocal {
+					inner = lc.Conn
+				}
+				if _, ok := inner.(*sysConn); !ok || isLocal != local {
+					t.Errorf("the %s connection is a %T (over a local socket: %v), want raw system calls over %s",
+						end.name, end.c, isLocal, map[bool]string{true: "the local socket", false: "TCP"}[local])
+				}
+			}
+		})
+	}
+}
