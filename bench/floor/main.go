@@ -84,7 +84,7 @@ func main() {
 	}
 	fmt.Println("listening on", ln.Addr())
 	if *localSocket {
-		ln = server.WithLocalSocket(server.SysIO(ln), nil)
+		ln = server.WithLocalSocket(server.SysIO(ln, "tcp"), nil)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -88,6 +88,12 @@ func (c *localConn) Write(p []byte) (int, error) {
 
 func (c *localConn) Close() error { return c.dress(c.Conn.Close()) }
 
+func (c *localConn) SetDeadline(t time.Time) error { return c.dress(c.Conn.SetDeadline(t)) }
+
+func (c *localConn) SetReadDeadline(t time.Time) error { return c.dress(c.Conn.SetReadDeadline(t)) }
+
+func (c *localConn) SetWriteDeadline(t time.Time) error { return c.dress(c.Conn.SetWriteDeadline(t)) }
+
 // SyscallConn and CloseWrite are the socket's own: gym's transport peeks
 // at an idle connection, and servers half-close before closing.
 func (c *localConn) SyscallConn() (syscall.RawConn, error) {

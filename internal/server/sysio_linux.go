@@ -1,10 +1,12 @@
+//go:build linux && !386
+
 package server
 
 import (
-	"errors"
 	"io"
 	"net"
 	"os"
+	"strconv"
 	"sync"
 	"syscall"
 	"unsafe"
@@ -12,20 +14,30 @@ import (
 
 // withSysIO returns c reading and writing its socket with raw system calls
 // when it is a TCP or Unix connection (network is what it was dialled or
-// listened on, which its errors name); any other connection as it is.
+// listened on, which its errors name); any other connection as it is, and
+// every connection in a race-detector build, which cannot see what a raw
+// call reads and writes (nor the order a socket gives two goroutines).
 //
-// A socket's descriptor is non-blocking, so a read or write never waits in
-// the kernel: the waiting is the poller's, as it is for net.Conn. What
-// net.Conn adds around the call is the scheduler's system-call bookkeeping,
-// which also wakes the runtime's monitor thread each time a process that
-// was idle makes one: gym's servers are idle between most requests, and in
-// their profiles the monitor's wake-ups were 7% of the CPU of the three
-// servers at 256 clients and 8% of `gym eval run`'s. What the connection
-// does and the errors it returns are net.Conn's.
+// net.Conn makes each read and write a system call with the scheduler's
+// bookkeeping around it, and that bookkeeping wakes the runtime's monitor
+// thread whenever it sleeps deeply, as it does while a process is idle:
+// gym's servers are idle between most requests, and in their profiles the
+// monitor's wake-ups were 7% of the CPU of the three servers at 256
+// clients. A raw call is made with MSG_DONTWAIT, so it never waits in the
+// kernel whatever the descriptor's flags (a call that blocked would hold
+// up the whole process); the waiting is the poller's, deadlines included.
+// What Read and Write return, errors included, is held to net.Conn's
+// (TestSysConnActsAsNetConn).
 func withSysIO(c net.Conn, network string) net.Conn {
-	switch c.(type) {
-	case *net.TCPConn, *net.UnixConn:
-	default:
+	if raceBuild {
+		return c
+	}
+	return newSysConn(c, network)
+}
+
+func newSysConn(c net.Conn, network string) net.Conn {
+	tcp, isTCP := c.(*net.TCPConn)
+	if _, isUnix := c.(*net.UnixConn); !isTCP && !isUnix {
 		return c
 	}
 	raw, err := c.(syscall.Conn).SyscallConn()
@@ -33,8 +45,11 @@ func withSysIO(c net.Conn, network string) net.Conn {
 		return c
 	}
 	s := &sysConn{Conn: c, raw: raw, network: network, local: c.LocalAddr(), remote: c.RemoteAddr()}
-	s.read.do = s.read.readOnce
-	s.write.do = s.write.writeAll
+	s.read.do = s.read.receive
+	s.write.do = s.write.sendAll
+	if isTCP {
+		return &sysTCPConn{sysConn: s, tcp: tcp}
+	}
 	return s
 }
 
@@ -49,6 +64,22 @@ type sysConn struct {
 	read, write   sysOp
 }
 
+// sysTCPConn is a TCP sysConn, which keeps TCPConn's ReadFrom and WriteTo:
+// net.Conn's own, with their splice and sendfile, for copying a large body
+// in big steps rather than through a bufio.Writer's buffer.
+type sysTCPConn struct {
+	*sysConn
+	tcp *net.TCPConn
+}
+
+func (c *sysTCPConn) ReadFrom(r io.Reader) (int64, error) { return c.tcp.ReadFrom(r) }
+func (c *sysTCPConn) WriteTo(w io.Writer) (int64, error)  { return c.tcp.WriteTo(w) }
+
+// maxSysIO bounds one raw call, which holds its thread's place in the
+// scheduler for as long as the kernel copies: a stop for garbage
+// collection waits for it.
+const maxSysIO = 256 << 10
+
 // sysOp is one direction's call, kept with the connection so that a read
 // or write allocates nothing; mu makes concurrent callers take turns, as
 // the descriptor's own lock would.
@@ -60,9 +91,10 @@ type sysOp struct {
 	do  func(fd uintptr) bool // false: wait until the socket is ready
 }
 
-func (o *sysOp) readOnce(fd uintptr) bool {
+func (o *sysOp) receive(fd uintptr) bool {
+	p := o.p[:min(len(o.p), maxSysIO)]
 	for {
-		n, _, errno := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(unsafe.SliceData(o.p))), uintptr(len(o.p)))
+		n, _, errno := syscall.RawSyscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)), syscall.MSG_DONTWAIT, 0, 0)
 		switch errno {
 		case 0:
 			o.n = int(n)
@@ -80,10 +112,10 @@ func (o *sysOp) readOnce(fd uintptr) bool {
 	}
 }
 
-func (o *sysOp) writeAll(fd uintptr) bool {
+func (o *sysOp) sendAll(fd uintptr) bool {
 	for o.n < len(o.p) {
-		rest := o.p[o.n:]
-		n, _, errno := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(unsafe.SliceData(rest))), uintptr(len(rest)))
+		chunk := o.p[o.n:][:min(len(o.p)-o.n, maxSysIO)]
+		n, _, errno := syscall.RawSyscall6(syscall.SYS_SENDTO, fd, uintptr(unsafe.Pointer(unsafe.SliceData(chunk))), uintptr(len(chunk)), syscall.MSG_DONTWAIT|syscall.MSG_NOSIGNAL, 0, 0)
 		switch {
 		case errno == syscall.EINTR:
 		case errno == syscall.EAGAIN:
@@ -91,6 +123,9 @@ func (o *sysOp) writeAll(fd uintptr) bool {
 		case errno != 0:
 			o.err = os.NewSyscallError("write", errno)
 			return true
+		case int(n) > len(chunk):
+			// As internal/poll does for a kernel that answers wrong.
+			panic("invalid return from write: got " + strconv.Itoa(int(n)) + " from a write of " + strconv.Itoa(len(chunk)))
 		case n == 0:
 			o.err = io.ErrUnexpectedEOF
 			return true
@@ -103,7 +138,9 @@ func (o *sysOp) writeAll(fd uintptr) bool {
 
 func (c *sysConn) Read(p []byte) (int, error) {
 	if len(p) == 0 {
-		return 0, nil
+		// net.Conn's answer (an error only when closed), which a raw read
+		// cannot give: it checks the deadline first.
+		return c.Conn.Read(p)
 	}
 	o := &c.read
 	o.mu.Lock()
@@ -122,6 +159,11 @@ func (c *sysConn) Read(p []byte) (int, error) {
 }
 
 func (c *sysConn) Write(p []byte) (int, error) {
+	if len(p) == 0 {
+		// net.Conn makes the call even so, and reports a broken
+		// connection: a raw write of nothing would not be made.
+		return c.Conn.Write(p)
+	}
 	o := &c.write
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -150,13 +192,10 @@ func (c *sysConn) opError(op string, err error) error {
 
 func (c *sysConn) SyscallConn() (syscall.RawConn, error) { return c.raw, nil }
 
-// CloseWrite half-closes the socket, as net/http's server does before a
-// close.
+// CloseWrite half-closes the socket (a TCPConn or UnixConn, which both
+// can), as net/http's server does before a close.
 func (c *sysConn) CloseWrite() error {
-	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
-		return cw.CloseWrite()
-	}
-	return errors.ErrUnsupported
+	return c.Conn.(interface{ CloseWrite() error }).CloseWrite()
 }
 
 // nothingToRead peeks at a socket without waiting or taking from it: true

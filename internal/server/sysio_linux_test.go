@@ -1,3 +1,5 @@
+//go:build linux && !386
+
 package server
 
 import (
@@ -104,14 +106,33 @@ func TestSysConnActsAsNetConn(t *testing.T) {
 			return c.Read(make([]byte, 8))
 		}},
 		{"write waits out its deadline", func(t *testing.T, c, far net.Conn) (int, error) {
-			// Nothing reads: the socket's buffers fill, and the write
-			// waits until its deadline, having written part.
-			c.SetWriteDeadline(time.Now().Add(300 * time.Millisecond))
+			// Once the write has begun, nothing more is read: the
+			// socket's buffers fill, and the write waits until the
+			// deadline, having written part.
+			go func() {
+				far.Read(make([]byte, 1))
+				c.SetWriteDeadline(time.Now())
+			}()
 			n, err := c.Write(make([]byte, 64<<20))
 			if n <= 0 || n >= 64<<20 {
 				t.Errorf("wrote %d bytes, want part of them", n)
 			}
 			return 0, err
+		}},
+		{"empty read after close", func(t *testing.T, c, far net.Conn) (int, error) {
+			c.Close()
+			return c.Read(nil)
+		}},
+		{"empty read past the deadline", func(t *testing.T, c, far net.Conn) (int, error) {
+			c.SetReadDeadline(past)
+			return c.Read(nil)
+		}},
+		{"empty write to a closed peer", func(t *testing.T, c, far net.Conn) (int, error) {
+			far.Close()
+			time.Sleep(20 * time.Millisecond)
+			c.Write([]byte("x"))
+			time.Sleep(20 * time.Millisecond)
+			return c.Write(nil)
 		}},
 		{"read after close", func(t *testing.T, c, far net.Conn) (int, error) {
 			c.Close()
@@ -159,9 +180,9 @@ func TestSysConnActsAsNetConn(t *testing.T) {
 				want := outcomeOf(c, n, err)
 
 				c, far = connPair(t, network)
-				sys := withSysIO(c, network)
-				if _, ok := sys.(*sysConn); !ok {
-					t.Fatalf("withSysIO(%T) = %T, want a *sysConn", c, sys)
+				sys := newSysConn(c, network)
+				if sys == c {
+					t.Fatalf("newSysConn(%T) returned it as it is", c)
 				}
 				n, err = sc.run(t, sys, far)
 				if got := outcomeOf(sys, n, err); got != want {
@@ -178,7 +199,7 @@ func TestSysConnCarriesData(t *testing.T) {
 	for _, network := range []string{"tcp", "unix"} {
 		t.Run(network, func(t *testing.T) {
 			near, far := connPair(t, network)
-			a, b := withSysIO(near, network), withSysIO(far, network)
+			a, b := newSysConn(near, network), newSysConn(far, network)
 			for _, c := range []net.Conn{a, b} {
 				c.SetDeadline(time.Now().Add(time.Minute))
 			}
@@ -211,14 +232,65 @@ func TestWithSysIOLeavesOtherConns(t *testing.T) {
 	a, b := net.Pipe()
 	defer a.Close()
 	defer b.Close()
-	if got := withSysIO(a, "pipe"); got != a {
-		t.Errorf("withSysIO(net.Pipe) = %T, want the pipe itself", got)
+	if got := newSysConn(a, "pipe"); got != a {
+		t.Errorf("newSysConn(net.Pipe) = %T, want the pipe itself", got)
+	}
+}
+
+// A connection with raw calls offers what the socket's net.Conn offers
+// beyond Read and Write: a TCP one copies with TCPConn's ReadFrom and
+// WriteTo (a large body in big steps), a Unix one has neither.
+func TestSysConnKeepsCopying(t *testing.T) {
+	for _, network := range []string{"tcp", "unix"} {
+		c, _ := connPair(t, network)
+		sys := newSysConn(c, network)
+		_, wantFrom := c.(io.ReaderFrom)
+		_, wantTo := c.(io.WriterTo)
+		_, from := sys.(io.ReaderFrom)
+		_, to := sys.(io.WriterTo)
+		_, canClose := sys.(interface{ CloseWrite() error })
+		_, raw := sys.(syscall.Conn)
+		if from != wantFrom || to != wantTo || !canClose || !raw {
+			t.Errorf("%s: ReaderFrom %v, WriterTo %v, CloseWrite %v, SyscallConn %v; want %v, %v, true, true", network, from, to, canClose, raw, wantFrom, wantTo)
+		}
+	}
+}
+
+// A raw read never waits in the kernel, even on a descriptor someone put
+// in blocking mode (File does): the poller waits, and the deadline ends it,
+// where a system call that blocked would hold up the whole process.
+func TestSysConnNeverBlocksInTheKernel(t *testing.T) {
+	for _, network := range []string{"tcp", "unix"} {
+		c, _ := connPair(t, network)
+		sys := newSysConn(c, network)
+		raw, err := c.(syscall.Conn).SyscallConn()
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw.Control(func(fd uintptr) { syscall.SetNonblock(int(fd), false) })
+		sys.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+		done := make(chan error, 1)
+		go func() {
+			_, err := sys.Read(make([]byte, 8))
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if !errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Errorf("%s: the read ended with %v, want its deadline", network, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: the read is blocked in the kernel", network)
+		}
 	}
 }
 
 // The connections gym's servers accept and gym's transport dials, over TCP
 // and over local sockets, all read and write with raw system calls.
 func TestGymConnsUseSysIO(t *testing.T) {
+	if raceBuild {
+		t.Skip("a race-detector build keeps net.Conn's calls")
+	}
 	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
 		var d net.Dialer
 		return d.DialContext(ctx, network, addr)
@@ -249,7 +321,9 @@ func TestGymConnsUseSysIO(t *testing.T) {
 				if isLocal {
 					inner = lc.Conn
 				}
-				if _, ok := inner.(*sysConn); !ok || isLocal != local {
+				_, isSys := inner.(*sysConn)
+				_, isSysTCP := inner.(*sysTCPConn)
+				if !(isSys || isSysTCP) || isLocal != local {
 					t.Errorf("the %s connection is a %T (over a local socket: %v), want raw system calls over %s",
 						end.name, end.c, isLocal, map[bool]string{true: "the local socket", false: "TCP"}[local])
 				}

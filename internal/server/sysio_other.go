@@ -1,8 +1,9 @@
-//go:build !linux
+//go:build !linux || 386
 
 package server
 
 import "net"
 
-// withSysIO returns c: raw system calls are Linux's here.
+// withSysIO returns c: raw system calls are made on Linux only (and not on
+// 386, whose socket calls go through socketcall).
 func withSysIO(c net.Conn, _ string) net.Conn { return c }
