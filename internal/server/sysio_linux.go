@@ -142,20 +142,7 @@ func (c *sysConn) Read(p []byte) (int, error) {
 		// cannot give: it checks the deadline first.
 		return c.Conn.Read(p)
 	}
-	o := &c.read
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.p, o.n, o.err = p, 0, nil
-	err := c.raw.Read(o.do)
-	n := o.n
-	if err == nil {
-		err = o.err
-	}
-	o.p = nil
-	if err != nil && err != io.EOF {
-		err = c.opError("read", err)
-	}
-	return n, err
+	return c.call(&c.read, p)
 }
 
 func (c *sysConn) Write(p []byte) (int, error) {
@@ -164,18 +151,30 @@ func (c *sysConn) Write(p []byte) (int, error) {
 		// connection: a raw write of nothing would not be made.
 		return c.Conn.Write(p)
 	}
-	o := &c.write
+	return c.call(&c.write, p)
+}
+
+// call makes o's system calls on p, waiting for the socket through the
+// poller, and returns what they did; an error is net.Conn's, but io.EOF.
+func (c *sysConn) call(o *sysOp, p []byte) (int, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.p, o.n, o.err = p, 0, nil
-	err := c.raw.Write(o.do)
+	var err error
+	op := "read"
+	if o == &c.read {
+		err = c.raw.Read(o.do)
+	} else {
+		op = "write"
+		err = c.raw.Write(o.do)
+	}
 	n := o.n
 	if err == nil {
 		err = o.err
 	}
 	o.p = nil
-	if err != nil {
-		err = c.opError("write", err)
+	if err != nil && err != io.EOF {
+		err = c.opError(op, err)
 	}
 	return n, err
 }

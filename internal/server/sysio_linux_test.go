@@ -19,7 +19,7 @@ import (
 
 // connPair is a connected pair of sockets over network ("tcp" or "unix"),
 // closed when the test ends.
-func connPair(t *testing.T, network string) (near, far net.Conn) {
+func connPair(t testing.TB, network string) (near, far net.Conn) {
 	t.Helper()
 	addr := "127.0.0.1:0"
 	if network == "unix" {
@@ -326,6 +326,32 @@ func TestGymConnsUseSysIO(t *testing.T) {
 				if !(isSys || isSysTCP) || isLocal != local {
 					t.Errorf("the %s connection is a %T (over a local socket: %v), want raw system calls over %s",
 						end.name, end.c, isLocal, map[bool]string{true: "the local socket", false: "TCP"}[local])
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkSysConnPingPong sends 1,000 bytes and reads them back over a
+// Unix socket whose far end echoes, with net.Conn's calls and with raw
+// ones; the CPU it saves shows in the servers' benchmarks (bench/ab.sh)
+// more than here, where the process is never idle.
+func BenchmarkSysConnPingPong(b *testing.B) {
+	for _, raw := range []bool{false, true} {
+		b.Run(map[bool]string{false: "net.Conn", true: "raw"}[raw], func(b *testing.B) {
+			near, far := connPair(b, "unix")
+			if raw {
+				near, far = newSysConn(near, "unix"), newSysConn(far, "unix")
+			}
+			go io.Copy(far, far)
+			msg, got := make([]byte, 1000), make([]byte, 1000)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := near.Write(msg); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := io.ReadFull(near, got); err != nil {
+					b.Fatal(err)
 				}
 			}
 		})
