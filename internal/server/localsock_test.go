@@ -98,6 +98,9 @@ func listenBoth(t *testing.T) (tcp, both net.Listener) {
 	if _, ok := both.(*dualListener); !ok {
 		t.Fatalf("WithLocalSocket(%s) = %T, want the local socket beside it", tcp.Addr(), both)
 	}
+	// The name goes with the port, or a later test given the port finds
+	// it taken.
+	t.Cleanup(func() { both.Close() })
 	return tcp, both
 }
 

@@ -5,10 +5,10 @@ import (
 	"net"
 )
 
-// SysIO returns ln, listening on network, handing out its TCP and Unix
+// WithSysIO returns ln, listening on network, handing out its TCP and Unix
 // connections reading and writing with raw system calls (withSysIO), as
 // gym's servers accept them.
-func SysIO(ln net.Listener, network string) net.Listener { return sysListener{ln, network} }
+func WithSysIO(ln net.Listener, network string) net.Listener { return sysListener{ln, network} }
 
 type sysListener struct {
 	net.Listener
@@ -26,5 +26,5 @@ func (l sysListener) Accept() (net.Conn, error) {
 // serveListener is what Serve accepts from, given its listener on "tcp":
 // the local socket beside it, and every connection with raw system calls.
 func serveListener(tcp net.Listener, logger *slog.Logger) net.Listener {
-	return WithLocalSocket(SysIO(tcp, "tcp"), logger)
+	return WithLocalSocket(WithSysIO(tcp, "tcp"), logger)
 }

@@ -1,4 +1,4 @@
-//go:build linux && !386
+//go:build linux && !386 && !s390x
 
 package server
 
@@ -64,9 +64,10 @@ type sysConn struct {
 	read, write   sysOp
 }
 
-// sysTCPConn is a TCP sysConn, which keeps TCPConn's ReadFrom and WriteTo:
-// net.Conn's own, with their splice and sendfile, for copying a large body
-// in big steps rather than through a bufio.Writer's buffer.
+// sysTCPConn is a TCP sysConn, which keeps TCPConn's ReadFrom and WriteTo,
+// so that a copy to or from it (a request body past a bufio.Writer's first
+// 4 KiB, say) is what it was with net.Conn: it makes net.Conn's calls, in
+// 32 KiB steps or spliced, not raw ones.
 type sysTCPConn struct {
 	*sysConn
 	tcp *net.TCPConn

@@ -1,4 +1,4 @@
-//go:build unix && !(linux && !386)
+//go:build unix && !(linux && !386 && !s390x)
 
 package server
 
