@@ -13,9 +13,9 @@
 // transport (server.PlainHTTPTransport), which gym's servers use, instead
 // of net/http's http.Transport: the floor of the stack gym is built on.
 // -local-socket makes a floor server listen on a local socket beside its
-// TCP port (server.WithLocalSocket), which gym's transport then dials
-// instead of TCP, and read and write every connection with raw system calls
-// (server.WithSysIO), as gym's servers do.
+// TCP port, which gym's transport then dials instead of TCP, and read and
+// write every connection with raw system calls, as gym's servers do
+// (server.ServeListener).
 //
 // Per rollout, as the real agent: /run, then seed_session, one model call
 // (two when the row calls a tool: three rows in five of the example do),
@@ -84,7 +84,7 @@ func main() {
 	}
 	fmt.Println("listening on", ln.Addr())
 	if *localSocket {
-		ln = server.WithLocalSocket(server.WithSysIO(ln, "tcp"), nil)
+		ln = server.ServeListener(ln, nil)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -702,16 +702,7 @@ func TestPrefixConnHalfCloses(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	client, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	server, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer server.Close()
+	client, server := dialAccepted(t, ln, func() (net.Conn, error) { return net.Dial("tcp", ln.Addr().String()) })
 	var handed net.Conn = &prefixConn{Conn: server, prefix: []byte("GET")}
 	cw, ok := handed.(interface{ CloseWrite() error })
 	if !ok {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -175,4 +176,20 @@ func testRuntime(logs io.Writer) *Runtime {
 		Host:           "127.0.0.1",
 		Logger:         slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}
+}
+
+// dialAccepted dials ln with dial and accepts the connection: both ends,
+// closed when the test ends.
+func dialAccepted(t testing.TB, ln net.Listener, dial func() (net.Conn, error)) (client, server net.Conn) {
+	t.Helper()
+	client, err := dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	if server, err = ln.Accept(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { server.Close() })
+	return client, server
 }

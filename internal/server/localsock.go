@@ -119,7 +119,7 @@ func (c *localConn) dress(err error) error {
 // WithLocalSocket returns tcp with the local socket beside it when tcp
 // takes 127.0.0.1 and the socket can be made; otherwise tcp itself. A
 // failure to make it (the name taken) only costs the speed, and is logged
-// to logger (nil: not logged). Serve listens this way; bench/floor's servers may too.
+// to logger (nil: not logged).
 func WithLocalSocket(tcp net.Listener, logger *slog.Logger) net.Listener {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)

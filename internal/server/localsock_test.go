@@ -520,16 +520,7 @@ func TestLocalSocketErrorsNameTCPAddresses(t *testing.T) {
 		t.Fatal("dialled TCP, want the local socket")
 		return nil, nil
 	})
-	client, err := dial(context.Background(), "tcp", tcp.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	server, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer server.Close()
+	client, server := dialAccepted(t, ln, func() (net.Conn, error) { return dial(context.Background(), "tcp", tcp.Addr().String()) })
 
 	self := fmt.Sprintf("127.0.0.1:%d", port)
 	for _, end := range []struct {

@@ -233,7 +233,7 @@ func Serve(ctx context.Context, rt *Runtime, h http.Handler, stdout io.Writer) e
 	maxConns := connLimit(files)
 	logger.Debug("connection limit", "max_conns", maxConns, "open_file_limit", files)
 	port := ln.Addr().(*net.TCPAddr).Port
-	ln = Harden(srv, serveListener(ln, logger), maxConns)
+	ln = Harden(srv, ServeListener(ln, logger), maxConns)
 	fmt.Fprintf(stdout, "%s '%s' listening on http://%s\n", rt.Kind(), rt.Instance, net.JoinHostPort(rt.Host, strconv.Itoa(port)))
 
 	h1 := newH1Server(srv)

@@ -5,11 +5,8 @@ import (
 	"net"
 )
 
-// WithSysIO returns ln, listening on network, handing out its TCP and Unix
-// connections reading and writing with raw system calls (withSysIO), as
-// gym's servers accept them.
-func WithSysIO(ln net.Listener, network string) net.Listener { return sysListener{ln, network} }
-
+// sysListener hands out its TCP and Unix connections reading and writing
+// with raw system calls (withSysIO); network is what it listens on.
 type sysListener struct {
 	net.Listener
 	network string
@@ -23,8 +20,10 @@ func (l sysListener) Accept() (net.Conn, error) {
 	return withSysIO(c, l.network), nil
 }
 
-// serveListener is what Serve accepts from, given its listener on "tcp":
-// the local socket beside it, and every connection with raw system calls.
-func serveListener(tcp net.Listener, logger *slog.Logger) net.Listener {
-	return WithLocalSocket(WithSysIO(tcp, "tcp"), logger)
+// ServeListener is what gym's servers accept from, given their listener
+// on "tcp": the local socket beside it (WithLocalSocket), and every
+// connection with raw system calls. Serve listens this way; bench/floor's
+// servers may too.
+func ServeListener(tcp net.Listener, logger *slog.Logger) net.Listener {
+	return WithLocalSocket(sysListener{tcp, "tcp"}, logger)
 }

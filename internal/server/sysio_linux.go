@@ -44,7 +44,7 @@ func newSysConn(c net.Conn, network string) net.Conn {
 	if err != nil {
 		return c
 	}
-	s := &sysConn{Conn: c, raw: raw, network: network, local: c.LocalAddr(), remote: c.RemoteAddr()}
+	s := &sysConn{Conn: c, raw: raw, network: network}
 	s.read.do = s.read.receive
 	s.write.do = s.write.sendAll
 	if isTCP {
@@ -58,10 +58,9 @@ func newSysConn(c net.Conn, network string) net.Conn {
 // connection's own.
 type sysConn struct {
 	net.Conn
-	raw           syscall.RawConn
-	network       string
-	local, remote net.Addr
-	read, write   sysOp
+	raw         syscall.RawConn
+	network     string
+	read, write sysOp
 }
 
 // sysTCPConn is a TCP sysConn, which keeps TCPConn's ReadFrom and WriteTo,
@@ -187,7 +186,7 @@ func (c *sysConn) opError(op string, err error) error {
 	if oe, ok := err.(*net.OpError); ok {
 		err = oe.Err
 	}
-	return &net.OpError{Op: op, Net: c.network, Source: c.local, Addr: c.remote, Err: err}
+	return &net.OpError{Op: op, Net: c.network, Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
 }
 
 func (c *sysConn) SyscallConn() (syscall.RawConn, error) { return c.raw, nil }

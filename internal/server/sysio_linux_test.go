@@ -30,21 +30,7 @@ func connPair(t testing.TB, network string) (near, far net.Conn) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	accepted := make(chan net.Conn, 1)
-	go func() {
-		c, _ := ln.Accept()
-		accepted <- c
-	}()
-	near, err = net.Dial(network, ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	far = <-accepted
-	if far == nil {
-		t.Fatal("accept failed")
-	}
-	t.Cleanup(func() { near.Close(); far.Close() })
-	return near, far
+	return dialAccepted(t, ln, func() (net.Conn, error) { return net.Dial(network, ln.Addr().String()) })
 }
 
 // outcome is what a scenario saw, addresses written as L and R so that two
@@ -310,22 +296,18 @@ func TestGymConnsUseSysIO(t *testing.T) {
 			setLocalSockets(t, local)
 			absentLocal.Clear()
 			tcp := listenLoopback(t)
-			ln := serveListener(tcp, nil)
+			ln := ServeListener(tcp, nil)
 			defer ln.Close()
-			c, err := newH1Transport(dial, 0, time.Minute, nil).conn(context.Background(), tcp.Addr().String())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			accepted, err := ln.Accept()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer accepted.Close()
+			var dialled *h1Conn
+			_, accepted := dialAccepted(t, ln, func() (net.Conn, error) {
+				c, err := newH1Transport(dial, 0, time.Minute, nil).conn(context.Background(), tcp.Addr().String())
+				dialled = c
+				return c, err
+			})
 			for _, end := range []struct {
 				name string
 				c    net.Conn
-			}{{"dialled", c.Conn}, {"accepted", accepted}} {
+			}{{"dialled", dialled.Conn}, {"accepted", accepted}} {
 				inner := end.c
 				lc, isLocal := inner.(*localConn)
 				if isLocal {
