@@ -333,6 +333,7 @@ func (r *evalRun) collect(ctx context.Context, input, inputFlag string) error {
 			Capture:     r.capture,
 			Tokens:      r.tokens,
 			GCBudget:    collectGCBudget(r.opts.ws.LookupEnv),
+			Processors:  collectProcessors(r.opts.ws.LookupEnv),
 		},
 		Resume:     es.Resume,
 		Aggregator: agg,
@@ -350,6 +351,19 @@ func (r *evalRun) collect(ctx context.Context, input, inputFlag string) error {
 		r.trackers.Report(context.WithoutCancel(ctx), paths.Output, paths.Metrics)
 	}
 	return err
+}
+
+// collectProcessors is how many threads run the collector's Go code: one,
+// unless the user chose a number with GOMAXPROCS (the runtime ignores any
+// other value, and so does this). The collector waits on its agents far
+// more than it computes; with more threads than it keeps busy, Go's
+// scheduler spends CPU waking and parking them.
+func collectProcessors(lookupEnv func(string) (string, bool)) int {
+	v, _ := lookupEnv("GOMAXPROCS")
+	if n, err := strconv.Atoi(v); err == nil && n > 0 {
+		return 0
+	}
+	return 1
 }
 
 // collectGCBudget is the heap budget rollout collection runs with: a

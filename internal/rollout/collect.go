@@ -9,6 +9,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -56,6 +57,10 @@ type CollectOptions struct {
 	// while it keeps little alive (server.StartGCBudget), 0 to leave the
 	// process's GC alone; aggregation after it runs at the process's.
 	GCBudget uint64
+	// Processors is how many threads run Go code while collecting
+	// (runtime.GOMAXPROCS), 0 to leave the process's; aggregation after
+	// it runs with the process's again.
+	Processors int
 }
 
 // TokenCapture is what the collector does with training-token capture:
@@ -116,6 +121,9 @@ func (e *RequestFailuresError) Error() string {
 func collect(ctx context.Context, p Paths, st *resumeState, sum *Summary, o CollectOptions) (*Summary, error) {
 	if o.GCBudget > 0 {
 		defer server.StartGCBudget(o.GCBudget)()
+	}
+	if o.Processors > 0 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(o.Processors))
 	}
 	out, err := openAppender(p.Output)
 	if err != nil {

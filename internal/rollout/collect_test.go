@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -450,5 +451,30 @@ func TestCollectGCPercent(t *testing.T) {
 	}
 	if after := debug.SetGCPercent(100); after != 100 {
 		t.Errorf("GC percent after the run %d, want the process's 100", after)
+	}
+}
+
+// Collection runs Go code on the threads it is given and gives the
+// process's number back.
+func TestCollectProcessors(t *testing.T) {
+	before := runtime.GOMAXPROCS(3)
+	t.Cleanup(func() { runtime.GOMAXPROCS(before) })
+	var during atomic.Int64
+	agent := fakeAgent(t, func(gjson.Result) (int, []byte, time.Duration) {
+		during.Store(int64(runtime.GOMAXPROCS(0)))
+		return http.StatusOK, []byte(`{"reward":1}`), 0
+	})
+	dir := t.TempDir()
+	o := runOptions(t, dir, writeFile(t, dir, "in.jsonl", rows(1, "agent")), agent.URL)
+	o.Aggregator = nil
+	o.Collect.Processors = 1
+	if _, err := Run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	if during.Load() != 1 {
+		t.Errorf("GOMAXPROCS while collecting %d, want 1", during.Load())
+	}
+	if after := runtime.GOMAXPROCS(0); after != 3 {
+		t.Errorf("GOMAXPROCS after the run %d, want the process's 3", after)
 	}
 }
