@@ -62,7 +62,7 @@ func parseHead(head []byte, req *http.Request) (contentLength int64, ok bool) {
 			if host != "" || !simpleHost(v) {
 				return 0, false
 			}
-			host = hr.value(v)
+			host = string(v)
 			continue // net/http's server takes Host out of the header
 		case "Content-Length":
 			n, ok := decimal(v)
@@ -88,31 +88,17 @@ func parseHead(head []byte, req *http.Request) (contentLength int64, ok bool) {
 // headerReader reads the header lines of a head (after its first line, to
 // the blank line) into an http.Header as textproto does: each name a
 // token, canonicalized; each value of valid bytes, trimmed of spaces and
-// tabs; the values' slices in one allocation, and their bytes in another.
+// tabs; the values of the header in one allocation.
 type headerReader struct {
-	head   []byte // every line
-	rest   []byte // the lines left to read
-	lines  int    // left to read
+	rest   []byte
+	lines  int // left to read
 	header http.Header
 	values []string
-	// text is head as a string, made with the first value taken from it.
-	text string
 }
 
 func newHeaderReader(rest []byte) headerReader {
 	lines := max(bytes.Count(rest, crlf)-1, 0) // the last one ends the blank line
-	return headerReader{head: rest, rest: rest, lines: lines, header: make(http.Header, lines), values: make([]string, lines)}
-}
-
-// value is v, a value next returned, as a string that shares the one copy
-// of the head's bytes.
-func (r *headerReader) value(v []byte) string {
-	if r.text == "" {
-		r.text = string(r.head)
-	}
-	// v is a slice of head, so their capacities end together.
-	start := cap(r.head) - cap(v)
-	return r.text[start : start+len(v)]
+	return headerReader{rest: rest, lines: lines, header: make(http.Header, lines), values: make([]string, lines)}
 }
 
 // next is the next line's name and value; ok is false for a line net/http
@@ -134,7 +120,7 @@ func (r *headerReader) next() (key string, v []byte, ok bool) {
 
 // add appends v to the header's values of key.
 func (r *headerReader) add(key string, v []byte) {
-	value := r.value(v)
+	value := string(v)
 	if vv := r.header[key]; vv != nil {
 		r.header[key] = append(vv, value)
 		return
