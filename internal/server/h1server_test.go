@@ -456,11 +456,13 @@ func TestH1ServerTimeouts(t *testing.T) {
 		{"trickled head", "GET /json HTTP/1.1\r\nHost: h\r\n", 2 * time.Second},
 		{"idle after a request", "GET /json HTTP/1.1\r\nHost: h\r\n\r\n", 2 * time.Second},
 	} {
+		// The server's timeout runs from when it starts reading the
+		// connection, which can be before Dial returns here.
+		start := time.Now()
 		conn, err := net.Dial("tcp", ln.Addr().String())
 		if err != nil {
 			t.Fatal(err)
 		}
-		start := time.Now()
 		io.WriteString(conn, c.first)
 		conn.SetReadDeadline(time.Now().Add(c.within))
 		_, err = io.ReadAll(conn)
