@@ -16,7 +16,7 @@ const MaxDepth = 10000
 // on a stack of its own rather than recursing, so that a line of ten
 // million '[' gets an answer instead of overflowing the goroutine stack.
 func Valid(b []byte) bool {
-	i := valueEnd(b, 0, MaxDepth)
+	i := ValueEnd(b, 0, MaxDepth)
 	return i >= 0 && SkipSpace(b, i) == len(b)
 }
 
@@ -94,11 +94,11 @@ func MembersAt(b []byte, open int, dst []Member) (members []Member, end int) {
 // membersAt is MembersAt that also says whether the object has white space
 // outside its strings.
 func membersAt(b []byte, open int, dst []Member) (members []Member, end int, spaced bool) {
-	i, end := enter(b, open, '{')
+	i, end := Enter(b, open, '{')
 	spaced = end == 0 && i != open+1 || end > open+2
 	for end == 0 {
 		m := Member{KeyStart: i}
-		if m.KeyEnd, i = memberKey(b, i); i < 0 {
+		if m.KeyEnd, i = MemberKey(b, i); i < 0 {
 			return dst, -1, spaced
 		}
 		m.ValueStart = SkipSpace(b, i)
@@ -109,7 +109,7 @@ func membersAt(b []byte, open int, dst []Member) (members []Member, end int, spa
 		spaced = spaced || valueSpaced || m.KeyEnd+1 != i || m.ValueStart != i
 		dst = append(dst, m)
 		at := m.ValueEnd
-		i, end = next(b, at, '}')
+		i, end = Next(b, at, '}')
 		spaced = spaced || end == 0 && i != at+1 || end > at+1
 	}
 	return dst, end, spaced
@@ -122,22 +122,22 @@ type Span struct{ Start, End int }
 // appended to dst, and the index just past the array; end is -1 when it
 // is not a valid array.
 func Elements(b []byte, open int, dst []Span) (elements []Span, end int) {
-	i, end := enter(b, open, '[')
+	i, end := Enter(b, open, '[')
 	for end == 0 {
 		e := Span{Start: SkipSpace(b, i)}
-		if e.End = valueEnd(b, e.Start, MaxDepth-1); e.End < 0 {
+		if e.End = ValueEnd(b, e.Start, MaxDepth-1); e.End < 0 {
 			return dst, -1
 		}
 		dst = append(dst, e)
-		i, end = next(b, e.End, ']')
+		i, end = Next(b, e.End, ']')
 	}
 	return dst, end
 }
 
-// enter opens the container that b[open] opens with opener: i is where
+// Enter opens the container that b[open] opens with opener: i is where
 // its first entry starts, and end 0, or end is just past it when it is
 // empty, or -1 when it does not open there.
-func enter(b []byte, open int, opener byte) (i, end int) {
+func Enter(b []byte, open int, opener byte) (i, end int) {
 	if open < 0 || open >= len(b) || b[open] != opener {
 		return 0, -1
 	}
@@ -147,10 +147,10 @@ func enter(b []byte, open int, opener byte) (i, end int) {
 	return i, 0
 }
 
-// next reads what follows an entry of a container that ends at b[at]: the
+// Next reads what follows an entry of a container that ends at b[at]: the
 // start of the next entry (end 0), or end just past the container's
 // closer, or -1 when neither follows.
-func next(b []byte, at int, closer byte) (i, end int) {
+func Next(b []byte, at int, closer byte) (i, end int) {
 	if at = SkipSpace(b, at); at >= len(b) {
 		return 0, -1
 	}
@@ -174,10 +174,10 @@ func Lookup(b []byte, members []Member, name string) int {
 	return -1
 }
 
-// valueEnd is the index just past the JSON value that starts at or after
+// ValueEnd is the index just past the JSON value that starts at or after
 // white space at b[i], nesting at most depth containers, or -1 when there
 // is no valid one.
-func valueEnd(b []byte, i, depth int) int {
+func ValueEnd(b []byte, i, depth int) int {
 	end, _ := layoutEnd(b, i, depth)
 	return end
 }
@@ -207,7 +207,7 @@ func layoutEnd(b []byte, i, depth int) (end int, spaced bool) {
 			}
 			open = append(open, c)
 			if c == '{' {
-				keyEnd, j := memberKey(b, i)
+				keyEnd, j := MemberKey(b, i)
 				if j < 0 {
 					return -1, spaced
 				}
@@ -246,7 +246,7 @@ func layoutEnd(b []byte, i, depth int) (end int, spaced bool) {
 				next = true
 				if top == '{' {
 					at := SkipSpace(b, i+1)
-					keyEnd, j := memberKey(b, at)
+					keyEnd, j := MemberKey(b, at)
 					if j < 0 {
 						return -1, spaced
 					}
@@ -275,10 +275,10 @@ func SkipSpace(b []byte, i int) int {
 	return i
 }
 
-// memberKey reads an object member's key and its colon from b[i]: the
+// MemberKey reads an object member's key and its colon from b[i]: the
 // index just past the key's closing quote and the one after the colon,
 // or -1 for the second.
-func memberKey(b []byte, i int) (keyEnd, next int) {
+func MemberKey(b []byte, i int) (keyEnd, next int) {
 	if i >= len(b) || b[i] != '"' {
 		return 0, -1
 	}

@@ -214,22 +214,6 @@ func integer(v gjson.Result) (int64, bool) {
 	return int64(f), true
 }
 
-// memberCount counts an object's members, and reports whether a key
-// repeats. A repeated key is read differently by different parsers, so the
-// rules that look at "no other fields" leave such objects alone.
-func memberCount(obj gjson.Result) (n int, repeated bool) {
-	seen := make(map[string]struct{}, 4)
-	obj.ForEach(func(k, _ gjson.Result) bool {
-		n++
-		if _, ok := seen[k.Str]; ok {
-			repeated = true
-		}
-		seen[k.Str] = struct{}{}
-		return true
-	})
-	return n, repeated
-}
-
 // elems calls fn with each element of a JSON array and its index, and not at
 // all for anything else: gjson's ForEach would walk an object's members as
 // if they were elements.

@@ -2,8 +2,7 @@ package openai
 
 import (
 	"bytes"
-
-	"github.com/tidwall/gjson"
+	"encoding/json"
 
 	"github.com/nemo-gym-go/gym/internal/jsonl"
 )
@@ -23,26 +22,40 @@ const reasoningTextType = `"reasoning_text"`
 // when nothing applies (including when resp is not JSON); otherwise only the
 // renamed discriminators differ.
 //
-// Most answers need no fix, and come back as they are whether or not they
-// are JSON, so the answer is walked first and validated only when there is
-// something to edit: gjson reads invalid JSON without failing, and edits
-// found in it are dropped.
+// Most answers need no fix, and come back as they are after one read of
+// them: the walk that looks for miscast parts is also the check that the
+// answer is valid JSON, skipping what it does not look into with
+// jsonl.ValueEnd, as jsonl.Valid would.
 func FixProviderReasoning(resp []byte) []byte {
 	if !mayHaveReasoningItem(resp) {
 		return resp
 	}
-	// In place: output is most of an answer, and nothing read here
-	// outlives resp or writes to it.
-	output := jsonl.GetInPlace(resp, "output")
-	if !output.IsArray() {
+	open := jsonl.SkipSpace(resp, 0)
+	if open >= len(resp) || resp[open] != '{' {
 		return resp
 	}
 	var edits []edit
-	elems(output, func(_ int, item gjson.Result) bool {
-		edits = appendReasoningFixes(edits, item)
-		return true
-	})
-	if len(edits) == 0 || !jsonl.Valid(resp) {
+	seenOutput := false
+	i, end := jsonl.Enter(resp, open, '{')
+	for end == 0 {
+		keyEnd, at := jsonl.MemberKey(resp, i)
+		if at < 0 {
+			return resp
+		}
+		at = jsonl.SkipSpace(resp, at)
+		var valueEnd int
+		if !seenOutput && stringIs(resp[i:keyEnd], "output") {
+			seenOutput = true
+			valueEnd, edits = outputFixes(resp, at, jsonl.MaxDepth-1, edits)
+		} else {
+			valueEnd = jsonl.ValueEnd(resp, at, jsonl.MaxDepth-1)
+		}
+		if valueEnd < 0 {
+			return resp
+		}
+		i, end = jsonl.Next(resp, valueEnd, '}')
+	}
+	if end < 0 || jsonl.SkipSpace(resp, end) != len(resp) {
 		return resp
 	}
 	return splice(resp, edits)
@@ -74,67 +87,186 @@ func mayHaveReasoningItem(resp []byte) bool {
 // FixReasoningItem applies the fix to one output item, as carried by a
 // `response.output_item.added`/`.done` event.
 func FixReasoningItem(item []byte) []byte {
-	if !jsonl.Valid(item) {
+	open := jsonl.SkipSpace(item, 0)
+	if open >= len(item) || item[open] != '{' {
 		return item
 	}
-	return splice(item, appendReasoningFixes(nil, gjson.ParseBytes(item)))
+	end, edits := itemFixes(item, open, jsonl.MaxDepth, nil)
+	if end < 0 || jsonl.SkipSpace(item, end) != len(item) {
+		return item
+	}
+	return splice(item, edits)
 }
 
 // FixReasoningPart applies the fix to one content part of a reasoning item,
 // as carried by a `response.content_part.added`/`.done` event; the caller
 // knows from the event's output_index that the part belongs to reasoning.
 func FixReasoningPart(part []byte) []byte {
-	if !jsonl.Valid(part) {
+	open := jsonl.SkipSpace(part, 0)
+	if open >= len(part) || part[open] != '{' {
 		return part
 	}
-	p := gjson.ParseBytes(part)
-	if !isMiscastReasoningPart(p) {
+	end, edits := partFix(part, open, jsonl.MaxDepth, nil)
+	if end < 0 || jsonl.SkipSpace(part, end) != len(part) {
 		return part
 	}
-	e, ok := replaceValue(p.Get("type"), reasoningTextType)
-	if !ok {
-		return part
-	}
-	return splice(part, []edit{e})
+	return splice(part, edits)
 }
 
-func appendReasoningFixes(edits []edit, item gjson.Result) []edit {
-	if !item.IsObject() || !isString(item.Get("type"), "reasoning") {
-		return edits
+// outputFixes reads the value of `output` at b[at], nesting at most depth
+// containers: the index just past it (-1 when it is not valid JSON), and
+// edits with the fixes of its reasoning items added.
+func outputFixes(b []byte, at, depth int, edits []edit) (int, []edit) {
+	if byteAt(b, at) != '[' {
+		return jsonl.ValueEnd(b, at, depth), edits
 	}
-	content := item.Get("content")
-	if !content.IsArray() {
-		return edits
+	if depth == 0 {
+		return -1, edits
 	}
-	elems(content, func(_ int, part gjson.Result) bool {
-		if isMiscastReasoningPart(part) {
-			// Result.Get reports offsets in the whole document, not in part.
-			if e, ok := replaceValue(part.Get("type"), reasoningTextType); ok {
-				edits = append(edits, e)
-			}
+	i, end := jsonl.Enter(b, at, '[')
+	for end == 0 {
+		var itemEnd int
+		if byteAt(b, i) == '{' {
+			itemEnd, edits = itemFixes(b, i, depth-1, edits)
+		} else {
+			itemEnd = jsonl.ValueEnd(b, i, depth-1)
 		}
-		return true
-	})
-	return edits
+		if itemEnd < 0 {
+			return -1, edits
+		}
+		i, end = jsonl.Next(b, itemEnd, ']')
+	}
+	return end, edits
 }
 
-// isMiscastReasoningPart is the exact boundary of the fix: type
+// itemFixes is outputFixes for one item, an object at b[open]: the fixes
+// of its content parts when its first `type` is "reasoning". The content
+// is walked as it is read when the type came before it, as it does in
+// every answer seen; otherwise it is walked again once the type is known.
+func itemFixes(b []byte, open, depth int, edits []edit) (int, []edit) {
+	if depth == 0 {
+		return -1, edits
+	}
+	seenType, reasoning, seenContent := false, false, false
+	later := -1 // where the content starts, when it came before the type
+	i, end := jsonl.Enter(b, open, '{')
+	for end == 0 {
+		keyEnd, at := jsonl.MemberKey(b, i)
+		if at < 0 {
+			return -1, edits
+		}
+		at = jsonl.SkipSpace(b, at)
+		var valueEnd int
+		switch {
+		case !seenType && stringIs(b[i:keyEnd], "type"):
+			seenType = true
+			valueEnd = jsonl.ValueEnd(b, at, depth-1)
+			reasoning = valueEnd >= 0 && stringIs(b[at:valueEnd], "reasoning")
+		case !seenContent && stringIs(b[i:keyEnd], "content"):
+			seenContent = true
+			switch {
+			case byteAt(b, at) == '[' && reasoning:
+				valueEnd, edits = partsFixes(b, at, depth-1, edits)
+			case byteAt(b, at) == '[' && !seenType:
+				later = at
+				fallthrough
+			default:
+				valueEnd = jsonl.ValueEnd(b, at, depth-1)
+			}
+		default:
+			valueEnd = jsonl.ValueEnd(b, at, depth-1)
+		}
+		if valueEnd < 0 {
+			return -1, edits
+		}
+		i, end = jsonl.Next(b, valueEnd, '}')
+	}
+	if reasoning && later >= 0 {
+		_, edits = partsFixes(b, later, depth-1, edits)
+	}
+	return end, edits
+}
+
+// partsFixes is outputFixes for a reasoning item's content, an array at
+// b[open]: the fix of each miscast part.
+func partsFixes(b []byte, open, depth int, edits []edit) (int, []edit) {
+	if depth == 0 {
+		return -1, edits
+	}
+	i, end := jsonl.Enter(b, open, '[')
+	for end == 0 {
+		var partEnd int
+		if byteAt(b, i) == '{' {
+			partEnd, edits = partFix(b, i, depth-1, edits)
+		} else {
+			partEnd = jsonl.ValueEnd(b, i, depth-1)
+		}
+		if partEnd < 0 {
+			return -1, edits
+		}
+		i, end = jsonl.Next(b, partEnd, ']')
+	}
+	return end, edits
+}
+
+// partFix reads one content part, an object at b[open], and adds its fix
+// to edits when it is miscast. That is the exact boundary of the fix: type
 // "output_text", a string text, and no member but those two and an
-// optional empty annotations array.
-func isMiscastReasoningPart(part gjson.Result) bool {
-	if !part.IsObject() || !isString(part.Get("type"), "output_text") || part.Get("text").Type != gjson.String {
+// optional empty annotations array. A part with a name twice is left
+// alone (parsers read a repeated name differently): with at most three
+// members, the names a fix needs leave no room for one.
+func partFix(b []byte, open, depth int, edits []edit) (int, []edit) {
+	if depth == 0 {
+		return -1, edits
+	}
+	n := 0
+	typeAt, typeEnd := -1, -1
+	text, emptyAnnotations := false, false
+	i, end := jsonl.Enter(b, open, '{')
+	for end == 0 {
+		keyEnd, at := jsonl.MemberKey(b, i)
+		if at < 0 {
+			return -1, edits
+		}
+		at = jsonl.SkipSpace(b, at)
+		valueEnd := jsonl.ValueEnd(b, at, depth-1)
+		if valueEnd < 0 {
+			return -1, edits
+		}
+		switch name := b[i:keyEnd]; {
+		case stringIs(name, "type"):
+			typeAt, typeEnd = at, valueEnd
+		case stringIs(name, "text"):
+			text = b[at] == '"'
+		case stringIs(name, "annotations"):
+			emptyAnnotations = b[at] == '[' && b[jsonl.SkipSpace(b, at+1)] == ']'
+		}
+		n++
+		i, end = jsonl.Next(b, valueEnd, '}')
+	}
+	if end < 0 || typeAt < 0 || !text || !stringIs(b[typeAt:typeEnd], "output_text") || !(n == 2 || n == 3 && emptyAnnotations) {
+		return end, edits
+	}
+	return end, append(edits, edit{start: typeAt, end: typeEnd, repl: reasoningTextType})
+}
+
+// stringIs reports whether the JSON string token tok (quotes included,
+// already read as valid) decodes to s.
+func stringIs(tok []byte, s string) bool {
+	if len(tok) < 2 || tok[0] != '"' {
 		return false
 	}
-	n, repeated := memberCount(part)
-	if repeated {
-		return false
+	if bytes.IndexByte(tok, '\\') < 0 {
+		return string(tok[1:len(tok)-1]) == s
 	}
-	switch n {
-	case 2:
-		return true
-	case 3:
-		ann := part.Get("annotations")
-		return ann.IsArray() && len(ann.Array()) == 0
+	var decoded string
+	return json.Unmarshal(tok, &decoded) == nil && decoded == s
+}
+
+// byteAt is b[i], or 0 past its end, where a value is missing.
+func byteAt(b []byte, i int) byte {
+	if i < len(b) {
+		return b[i]
 	}
-	return false
+	return 0
 }
