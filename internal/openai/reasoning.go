@@ -120,21 +120,27 @@ func outputFixes(b []byte, at, depth int, edits []edit) (int, []edit) {
 	if byteAt(b, at) != '[' {
 		return jsonl.ValueEnd(b, at, depth), edits
 	}
+	return elementFixes(b, at, depth, edits, itemFixes)
+}
+
+// elementFixes reads the array at b[open] as outputFixes reads a value,
+// giving each element that is an object to fix.
+func elementFixes(b []byte, open, depth int, edits []edit, fix func(b []byte, open, depth int, edits []edit) (int, []edit)) (int, []edit) {
 	if depth == 0 {
 		return -1, edits
 	}
-	i, end := jsonl.Enter(b, at, '[')
+	i, end := jsonl.Enter(b, open, '[')
 	for end == 0 {
-		var itemEnd int
+		var elemEnd int
 		if byteAt(b, i) == '{' {
-			itemEnd, edits = itemFixes(b, i, depth-1, edits)
+			elemEnd, edits = fix(b, i, depth-1, edits)
 		} else {
-			itemEnd = jsonl.ValueEnd(b, i, depth-1)
+			elemEnd = jsonl.ValueEnd(b, i, depth-1)
 		}
-		if itemEnd < 0 {
+		if elemEnd < 0 {
 			return -1, edits
 		}
-		i, end = jsonl.Next(b, itemEnd, ']')
+		i, end = jsonl.Next(b, elemEnd, ']')
 	}
 	return end, edits
 }
@@ -166,7 +172,7 @@ func itemFixes(b []byte, open, depth int, edits []edit) (int, []edit) {
 			seenContent = true
 			switch {
 			case byteAt(b, at) == '[' && reasoning:
-				valueEnd, edits = partsFixes(b, at, depth-1, edits)
+				valueEnd, edits = elementFixes(b, at, depth-1, edits, partFix)
 			case byteAt(b, at) == '[' && !seenType:
 				later = at
 				fallthrough
@@ -182,29 +188,7 @@ func itemFixes(b []byte, open, depth int, edits []edit) (int, []edit) {
 		i, end = jsonl.Next(b, valueEnd, '}')
 	}
 	if reasoning && later >= 0 {
-		_, edits = partsFixes(b, later, depth-1, edits)
-	}
-	return end, edits
-}
-
-// partsFixes is outputFixes for a reasoning item's content, an array at
-// b[open]: the fix of each miscast part.
-func partsFixes(b []byte, open, depth int, edits []edit) (int, []edit) {
-	if depth == 0 {
-		return -1, edits
-	}
-	i, end := jsonl.Enter(b, open, '[')
-	for end == 0 {
-		var partEnd int
-		if byteAt(b, i) == '{' {
-			partEnd, edits = partFix(b, i, depth-1, edits)
-		} else {
-			partEnd = jsonl.ValueEnd(b, i, depth-1)
-		}
-		if partEnd < 0 {
-			return -1, edits
-		}
-		i, end = jsonl.Next(b, partEnd, ']')
+		_, edits = elementFixes(b, later, depth-1, edits, partFix)
 	}
 	return end, edits
 }
