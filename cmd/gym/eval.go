@@ -360,7 +360,7 @@ func (r *evalRun) collect(ctx context.Context, input, inputFlag string) error {
 // scheduler spends CPU waking and parking them.
 func collectProcessors(lookupEnv func(string) (string, bool)) int {
 	v, _ := lookupEnv("GOMAXPROCS")
-	if n, err := strconv.Atoi(v); err == nil && n > 0 {
+	if n, err := strconv.ParseInt(v, 10, 32); err == nil && n > 0 {
 		return 0
 	}
 	return 1

@@ -14,6 +14,7 @@ func TestCollectProcessors(t *testing.T) {
 		{map[string]string{"GOMAXPROCS": ""}, 1},
 		{map[string]string{"GOMAXPROCS": "0"}, 1},
 		{map[string]string{"GOMAXPROCS": "two"}, 1},
+		{map[string]string{"GOMAXPROCS": "4294967296"}, 1}, // past the runtime's int32
 		{map[string]string{"GOGC": "400"}, 1},
 	} {
 		lookup := func(k string) (string, bool) { v, ok := tc.env[k]; return v, ok }

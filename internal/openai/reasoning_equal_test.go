@@ -2,6 +2,7 @@ package openai
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/tidwall/gjson"
@@ -13,7 +14,7 @@ import (
 // then look for the fixes with gjson. The one-read walk must give the same
 // bytes for every input.
 func fixByValidatingFirst(resp []byte) []byte {
-	if !gjson.ValidBytes(resp) {
+	if !jsonl.Valid(resp) {
 		return resp
 	}
 	output := gjson.GetBytes(resp, "output")
@@ -142,6 +143,16 @@ var fixCases = []string{
 func TestFixProviderReasoningMatchesValidatingFirst(t *testing.T) {
 	for _, in := range fixCases {
 		checkFix(t, []byte(in))
+	}
+	// Nested as deep as jsonl.Valid takes (the answer, its output, the
+	// item, its content and the arrays beside the part), and one deeper.
+	for _, pad := range []int{jsonl.MaxDepth - 4, jsonl.MaxDepth - 3} {
+		in := `{"output":[{"type":"reasoning","content":[{"type":"output_text","text":"t"},` +
+			strings.Repeat("[", pad) + strings.Repeat("]", pad) + `]}]}`
+		checkFix(t, []byte(in))
+		if fixed := !bytes.Equal(FixProviderReasoning([]byte(in)), []byte(in)); fixed != (pad == jsonl.MaxDepth-4) {
+			t.Errorf("nested %d deep: fixed %v", pad+4, fixed)
+		}
 	}
 }
 

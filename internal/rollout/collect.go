@@ -58,8 +58,10 @@ type CollectOptions struct {
 	// process's GC alone; aggregation after it runs at the process's.
 	GCBudget uint64
 	// Processors is how many threads run Go code while collecting
-	// (runtime.GOMAXPROCS), 0 to leave the process's; aggregation after
-	// it runs with the process's again.
+	// (runtime.GOMAXPROCS), 0 to leave the process's. After the
+	// collection the runtime has its own default back
+	// (runtime.SetDefaultGOMAXPROCS), automatic updates included, so it
+	// is for a process that chose no number of its own and collects once.
 	Processors int
 }
 
@@ -123,7 +125,8 @@ func collect(ctx context.Context, p Paths, st *resumeState, sum *Summary, o Coll
 		defer server.StartGCBudget(o.GCBudget)()
 	}
 	if o.Processors > 0 {
-		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(o.Processors))
+		runtime.GOMAXPROCS(o.Processors)
+		defer runtime.SetDefaultGOMAXPROCS()
 	}
 	out, err := openAppender(p.Output)
 	if err != nil {

@@ -454,11 +454,14 @@ func TestCollectGCPercent(t *testing.T) {
 	}
 }
 
-// Collection runs Go code on the threads it is given and gives the
-// process's number back.
+// Collection runs Go code on the threads it is given, then gives the
+// runtime its own default back.
 func TestCollectProcessors(t *testing.T) {
-	before := runtime.GOMAXPROCS(3)
+	before := runtime.GOMAXPROCS(0)
 	t.Cleanup(func() { runtime.GOMAXPROCS(before) })
+	runtime.SetDefaultGOMAXPROCS()
+	defaultProcs := runtime.GOMAXPROCS(0)
+	runtime.GOMAXPROCS(defaultProcs + 2)
 	var during atomic.Int64
 	agent := fakeAgent(t, func(gjson.Result) (int, []byte, time.Duration) {
 		during.Store(int64(runtime.GOMAXPROCS(0)))
@@ -474,7 +477,7 @@ func TestCollectProcessors(t *testing.T) {
 	if during.Load() != 1 {
 		t.Errorf("GOMAXPROCS while collecting %d, want 1", during.Load())
 	}
-	if after := runtime.GOMAXPROCS(0); after != 3 {
-		t.Errorf("GOMAXPROCS after the run %d, want the process's 3", after)
+	if after := runtime.GOMAXPROCS(0); after != defaultProcs {
+		t.Errorf("GOMAXPROCS after the run %d, want the runtime's default %d", after, defaultProcs)
 	}
 }
