@@ -36,25 +36,14 @@ func FixProviderReasoning(resp []byte) []byte {
 	}
 	var edits []edit
 	seenOutput := false
-	i, end := jsonl.Enter(resp, open, '{')
-	for end == 0 {
-		keyEnd, at := jsonl.MemberKey(resp, i)
-		if at < 0 {
-			return resp
+	end := eachMember(resp, open, jsonl.MaxDepth, func(name []byte, at, depth int) (valueEnd int) {
+		if seenOutput || !stringIs(name, "output") {
+			return jsonl.ValueEnd(resp, at, depth)
 		}
-		at = jsonl.SkipSpace(resp, at)
-		var valueEnd int
-		if !seenOutput && stringIs(resp[i:keyEnd], "output") {
-			seenOutput = true
-			valueEnd, edits = outputFixes(resp, at, jsonl.MaxDepth-1, edits)
-		} else {
-			valueEnd = jsonl.ValueEnd(resp, at, jsonl.MaxDepth-1)
-		}
-		if valueEnd < 0 {
-			return resp
-		}
-		i, end = jsonl.Next(resp, valueEnd, '}')
-	}
+		seenOutput = true
+		valueEnd, edits = outputFixes(resp, at, depth, edits)
+		return valueEnd
+	})
 	if end < 0 || jsonl.SkipSpace(resp, end) != len(resp) {
 		return resp
 	}
@@ -150,44 +139,28 @@ func elementFixes(b []byte, open, depth int, edits []edit, fix func(b []byte, op
 // is walked as it is read when the type came before it, as it does in
 // every answer seen; otherwise it is walked again once the type is known.
 func itemFixes(b []byte, open, depth int, edits []edit) (int, []edit) {
-	if depth == 0 {
-		return -1, edits
-	}
 	seenType, reasoning, seenContent := false, false, false
 	later := -1 // where the content starts, when it came before the type
-	i, end := jsonl.Enter(b, open, '{')
-	for end == 0 {
-		keyEnd, at := jsonl.MemberKey(b, i)
-		if at < 0 {
-			return -1, edits
-		}
-		at = jsonl.SkipSpace(b, at)
-		var valueEnd int
+	end := eachMember(b, open, depth, func(name []byte, at, depth int) (valueEnd int) {
 		switch {
-		case !seenType && stringIs(b[i:keyEnd], "type"):
+		case !seenType && stringIs(name, "type"):
 			seenType = true
-			valueEnd = jsonl.ValueEnd(b, at, depth-1)
+			valueEnd = jsonl.ValueEnd(b, at, depth)
 			reasoning = valueEnd >= 0 && stringIs(b[at:valueEnd], "reasoning")
-		case !seenContent && stringIs(b[i:keyEnd], "content"):
+			return valueEnd
+		case !seenContent && stringIs(name, "content"):
 			seenContent = true
 			switch {
 			case byteAt(b, at) == '[' && reasoning:
-				valueEnd, edits = elementFixes(b, at, depth-1, edits, partFix)
+				valueEnd, edits = elementFixes(b, at, depth, edits, partFix)
+				return valueEnd
 			case byteAt(b, at) == '[' && !seenType:
 				later = at
-				fallthrough
-			default:
-				valueEnd = jsonl.ValueEnd(b, at, depth-1)
 			}
-		default:
-			valueEnd = jsonl.ValueEnd(b, at, depth-1)
 		}
-		if valueEnd < 0 {
-			return -1, edits
-		}
-		i, end = jsonl.Next(b, valueEnd, '}')
-	}
-	if reasoning && later >= 0 {
+		return jsonl.ValueEnd(b, at, depth)
+	})
+	if end >= 0 && reasoning && later >= 0 {
 		_, edits = elementFixes(b, later, depth-1, edits, partFix)
 	}
 	return end, edits
@@ -200,24 +173,15 @@ func itemFixes(b []byte, open, depth int, edits []edit) (int, []edit) {
 // alone (parsers read a repeated name differently): with at most three
 // members, the names a fix needs leave no room for one.
 func partFix(b []byte, open, depth int, edits []edit) (int, []edit) {
-	if depth == 0 {
-		return -1, edits
-	}
 	n := 0
 	typeAt, typeEnd := -1, -1
 	text, emptyAnnotations := false, false
-	i, end := jsonl.Enter(b, open, '{')
-	for end == 0 {
-		keyEnd, at := jsonl.MemberKey(b, i)
-		if at < 0 {
-			return -1, edits
-		}
-		at = jsonl.SkipSpace(b, at)
-		valueEnd := jsonl.ValueEnd(b, at, depth-1)
+	end := eachMember(b, open, depth, func(name []byte, at, depth int) int {
+		valueEnd := jsonl.ValueEnd(b, at, depth)
 		if valueEnd < 0 {
-			return -1, edits
+			return -1
 		}
-		switch name := b[i:keyEnd]; {
+		switch {
 		case stringIs(name, "type"):
 			typeAt, typeEnd = at, valueEnd
 		case stringIs(name, "text"):
@@ -226,12 +190,36 @@ func partFix(b []byte, open, depth int, edits []edit) (int, []edit) {
 			emptyAnnotations = b[at] == '[' && b[jsonl.SkipSpace(b, at+1)] == ']'
 		}
 		n++
-		i, end = jsonl.Next(b, valueEnd, '}')
-	}
+		return valueEnd
+	})
 	if end < 0 || typeAt < 0 || !text || !stringIs(b[typeAt:typeEnd], "output_text") || !(n == 2 || n == 3 && emptyAnnotations) {
 		return end, edits
 	}
 	return end, append(edits, edit{start: typeAt, end: typeEnd, repl: reasoningTextType})
+}
+
+// eachMember reads the object at b[open], nesting at most depth
+// containers, as jsonl.ValueEnd would, except that each member's value is
+// read by value, given the member's name (a JSON string token) and where
+// its value starts; value returns the index just past it, or -1 when it
+// is not valid. eachMember returns the index just past the object, or -1.
+func eachMember(b []byte, open, depth int, value func(name []byte, at, depth int) int) int {
+	if depth == 0 {
+		return -1
+	}
+	i, end := jsonl.Enter(b, open, '{')
+	for end == 0 {
+		keyEnd, at := jsonl.MemberKey(b, i)
+		if at < 0 {
+			return -1
+		}
+		valueEnd := value(b[i:keyEnd], jsonl.SkipSpace(b, at), depth-1)
+		if valueEnd < 0 {
+			return -1
+		}
+		i, end = jsonl.Next(b, valueEnd, '}')
+	}
+	return end
 }
 
 // stringIs reports whether the JSON string token tok (quotes included,
