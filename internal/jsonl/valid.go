@@ -42,16 +42,20 @@ type Member struct {
 // left as they are).
 func (m Member) Key(b []byte) []byte { return b[m.KeyStart+1 : m.KeyEnd-1 : m.KeyEnd-1] }
 
-// Name is the member's key as a JSON decoder reads it: Key, unless the
-// key has escapes, which are decoded (into new storage).
-func (m Member) Name(b []byte) []byte {
-	k := m.Key(b)
+// Name is the member's key as a JSON decoder reads it (Unquote).
+func (m Member) Name(b []byte) []byte { return Unquote(b[m.KeyStart:m.KeyEnd]) }
+
+// Unquote is the string token tok, already read as valid (its quotes
+// included), as a JSON decoder reads it: the bytes between its quotes,
+// unless they have escapes, which are decoded (into new storage).
+func Unquote(tok []byte) []byte {
+	k := tok[1 : len(tok)-1 : len(tok)-1]
 	if bytes.IndexByte(k, '\\') < 0 {
 		return k
 	}
 	var s string
-	if json.Unmarshal(b[m.KeyStart:m.KeyEnd], &s) != nil {
-		return k // not reached: Members checked the key
+	if json.Unmarshal(tok, &s) != nil {
+		return k // not reached for a valid token
 	}
 	return []byte(s)
 }

@@ -2,7 +2,6 @@ package openai
 
 import (
 	"bytes"
-	"encoding/json"
 
 	"github.com/nemo-gym-go/gym/internal/jsonl"
 )
@@ -30,24 +29,42 @@ func FixProviderReasoning(resp []byte) []byte {
 	if !mayHaveReasoningItem(resp) {
 		return resp
 	}
-	open := jsonl.SkipSpace(resp, 0)
-	if open >= len(resp) || resp[open] != '{' {
-		return resp
+	return fixWhole(resp, answerFixes)
+}
+
+// fixer reads the object at b[open], nesting at most depth containers, as
+// jsonl.ValueEnd would: the index just past it (-1 when it is not valid),
+// and edits with its fixes added.
+type fixer func(b []byte, open, depth int, edits []edit) (int, []edit)
+
+// fixWhole applies fix to doc, an object with nothing but white space
+// around it, when doc is valid JSON; otherwise, or when fix finds nothing,
+// it returns doc itself.
+func fixWhole(doc []byte, fix fixer) []byte {
+	open := jsonl.SkipSpace(doc, 0)
+	if byteAt(doc, open) != '{' {
+		return doc
 	}
-	var edits []edit
+	end, edits := fix(doc, open, jsonl.MaxDepth, nil)
+	if end < 0 || jsonl.SkipSpace(doc, end) != len(doc) {
+		return doc
+	}
+	return splice(doc, edits)
+}
+
+// answerFixes reads a Responses object at b[open] as outputFixes reads a
+// value: the fixes of the reasoning items in its first `output`.
+func answerFixes(b []byte, open, depth int, edits []edit) (int, []edit) {
 	seenOutput := false
-	end := eachMember(resp, open, jsonl.MaxDepth, func(name []byte, at, depth int) (valueEnd int) {
+	end := eachMember(b, open, depth, func(name []byte, at, depth int) (valueEnd int) {
 		if seenOutput || !stringIs(name, "output") {
-			return jsonl.ValueEnd(resp, at, depth)
+			return jsonl.ValueEnd(b, at, depth)
 		}
 		seenOutput = true
-		valueEnd, edits = outputFixes(resp, at, depth, edits)
+		valueEnd, edits = outputFixes(b, at, depth, edits)
 		return valueEnd
 	})
-	if end < 0 || jsonl.SkipSpace(resp, end) != len(resp) {
-		return resp
-	}
-	return splice(resp, edits)
+	return end, edits
 }
 
 // mayHaveReasoningItem is false when no string value in resp can be
@@ -75,32 +92,12 @@ func mayHaveReasoningItem(resp []byte) bool {
 
 // FixReasoningItem applies the fix to one output item, as carried by a
 // `response.output_item.added`/`.done` event.
-func FixReasoningItem(item []byte) []byte {
-	open := jsonl.SkipSpace(item, 0)
-	if open >= len(item) || item[open] != '{' {
-		return item
-	}
-	end, edits := itemFixes(item, open, jsonl.MaxDepth, nil)
-	if end < 0 || jsonl.SkipSpace(item, end) != len(item) {
-		return item
-	}
-	return splice(item, edits)
-}
+func FixReasoningItem(item []byte) []byte { return fixWhole(item, itemFixes) }
 
 // FixReasoningPart applies the fix to one content part of a reasoning item,
 // as carried by a `response.content_part.added`/`.done` event; the caller
 // knows from the event's output_index that the part belongs to reasoning.
-func FixReasoningPart(part []byte) []byte {
-	open := jsonl.SkipSpace(part, 0)
-	if open >= len(part) || part[open] != '{' {
-		return part
-	}
-	end, edits := partFix(part, open, jsonl.MaxDepth, nil)
-	if end < 0 || jsonl.SkipSpace(part, end) != len(part) {
-		return part
-	}
-	return splice(part, edits)
-}
+func FixReasoningPart(part []byte) []byte { return fixWhole(part, partFix) }
 
 // outputFixes reads the value of `output` at b[at], nesting at most depth
 // containers: the index just past it (-1 when it is not valid JSON), and
@@ -114,7 +111,7 @@ func outputFixes(b []byte, at, depth int, edits []edit) (int, []edit) {
 
 // elementFixes reads the array at b[open] as outputFixes reads a value,
 // giving each element that is an object to fix.
-func elementFixes(b []byte, open, depth int, edits []edit, fix func(b []byte, open, depth int, edits []edit) (int, []edit)) (int, []edit) {
+func elementFixes(b []byte, open, depth int, edits []edit, fix fixer) (int, []edit) {
 	if depth == 0 {
 		return -1, edits
 	}
@@ -222,17 +219,10 @@ func eachMember(b []byte, open, depth int, value func(name []byte, at, depth int
 	return end
 }
 
-// stringIs reports whether the JSON string token tok (quotes included,
-// already read as valid) decodes to s.
+// stringIs reports whether the token tok, already read as valid, is a
+// JSON string that decodes to s.
 func stringIs(tok []byte, s string) bool {
-	if len(tok) < 2 || tok[0] != '"' {
-		return false
-	}
-	if bytes.IndexByte(tok, '\\') < 0 {
-		return string(tok[1:len(tok)-1]) == s
-	}
-	var decoded string
-	return json.Unmarshal(tok, &decoded) == nil && decoded == s
+	return len(tok) >= 2 && tok[0] == '"' && string(jsonl.Unquote(tok)) == s
 }
 
 // byteAt is b[i], or 0 past its end, where a value is missing.
