@@ -190,7 +190,17 @@ func (c *Client) TrustServers(hostports []string) {
 
 func (c *Client) isRunServer(u *url.URL) bool {
 	m := c.runServers.Load()
-	return m != nil && (*m)[urlHostPort(u)]
+	if m == nil {
+		return false
+	}
+	// A host spelled as its key is its own canonical form (which is what
+	// gym's URLs to its servers are); only other spellings pay for
+	// canonicalizing. A host with no port is never a key: its port is
+	// the scheme's.
+	if (*m)[u.Host] && u.Port() != "" {
+		return true
+	}
+	return (*m)[urlHostPort(u)]
 }
 
 // errTooManyRedirects is a redirect loop, which no retry gets out of.

@@ -211,12 +211,12 @@ func visibleASCII[T string | []byte](b T) bool {
 }
 
 // fieldName is whether k is an RFC 9110 token, as a header name must be.
-func fieldName(k []byte) bool {
+func fieldName[T string | []byte](k T) bool {
 	if len(k) == 0 {
 		return false
 	}
-	for _, c := range k {
-		if !tokenByte[c] {
+	for i := range len(k) {
+		if !tokenByte[k[i]] {
 			return false
 		}
 	}

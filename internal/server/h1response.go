@@ -82,7 +82,7 @@ func (w *h1Response) WriteHeader(code int) {
 	if code >= 100 && code <= 199 && code != http.StatusSwitchingProtocols {
 		bw := w.c.bufw
 		writeStatusLine(bw, code)
-		w.handlerHeader.WriteSubset(bw, noBodyHeaders)
+		writeHeaderFields(bw, w.handlerHeader, noBodyHeaders)
 		bw.Write(crlf)
 		w.c.flush()
 		return
@@ -379,7 +379,7 @@ func (cw *h1ChunkWriter) writeHeader(p []byte) {
 
 	bw := w.c.bufw
 	writeStatusLine(bw, code)
-	header.Write(bw)
+	writeHeaderFields(bw, header, nil)
 	if extra.date != nil {
 		bw.WriteString("Date: ")
 		bw.Write(extra.date)

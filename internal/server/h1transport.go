@@ -51,6 +51,7 @@ type h1Conn struct {
 	bw        *bufio.Writer
 	idleSince time.Time
 	peek      peeker
+	abort     func() // closes the connection; made once, for every call's context.AfterFunc
 }
 
 func newH1Transport(dial func(ctx context.Context, network, addr string) (net.Conn, error), maxConns int, idleTimeout time.Duration, fallback http.RoundTripper) *h1Transport {
@@ -82,7 +83,7 @@ func (t *h1Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeBody(req)
 		return nil, err
 	}
-	stop := context.AfterFunc(ctx, func() { c.Close() })
+	stop := context.AfterFunc(ctx, c.abort)
 	fail := func(err error) (*http.Response, error) {
 		stop()
 		t.discard(c)
@@ -236,7 +237,9 @@ func (t *h1Transport) dialNew(ctx context.Context, h *h1Host, addr string) (*h1C
 		return nil, err
 	}
 	nc = withSysIO(nc, "tcp")
-	return &h1Conn{Conn: nc, host: h, br: bufio.NewReaderSize(nc, 8<<10), bw: bufio.NewWriterSize(nc, 4<<10)}, nil
+	c := &h1Conn{Conn: nc, host: h, br: bufio.NewReaderSize(nc, 8<<10), bw: bufio.NewWriterSize(nc, 4<<10)}
+	c.abort = func() { c.Close() }
+	return c, nil
 }
 
 // release hands c to the first request waiting for its host, or makes it

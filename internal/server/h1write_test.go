@@ -182,3 +182,69 @@ func TestWriteRequestMatchesTransport(t *testing.T) {
 type failingClose struct{ io.Reader }
 
 func (failingClose) Close() error { return errors.New("close failed") }
+
+// headerFromFuzz reads fields from data: entries split by 0xff, each a key
+// and a value split at its first 0xfe; a repeated key adds a value.
+func headerFromFuzz(data string) http.Header {
+	h := http.Header{}
+	for _, entry := range strings.Split(data, "\xff") {
+		k, v, _ := strings.Cut(entry, "\xfe")
+		h[k] = append(h[k], v)
+	}
+	return h
+}
+
+func checkHeaderFields(t *testing.T, h http.Header, exclude map[string]bool) {
+	t.Helper()
+	var want bytes.Buffer
+	if err := h.WriteSubset(&want, exclude); err != nil {
+		t.Fatal(err)
+	}
+	var got bytes.Buffer
+	bw := bufio.NewWriter(&got)
+	writeHeaderFields(bw, h, exclude)
+	if err := bw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != want.String() {
+		t.Errorf("header %q, excluding %v:\ngot  %q\nwant %q", h, exclude, got.String(), want.String())
+	}
+}
+
+func TestWriteHeaderFieldsMatchesWriteSubset(t *testing.T) {
+	many := http.Header{}
+	for i := range headerSortLimit + 1 {
+		many["X-Field-"+strconv.Itoa(i)] = []string{"v" + strconv.Itoa(i)}
+	}
+	for name, tc := range map[string]struct {
+		h       http.Header
+		exclude map[string]bool
+	}{
+		"nil":             {nil, nil},
+		"empty":           {http.Header{}, requestHeaderWritten},
+		"request":         {http.Header{"Content-Type": {"application/json"}, "Cookie": {"a=1; b=2"}, RunTokenHeader: {"t"}, "Host": {"skipped"}, "User-Agent": {"skipped"}}, requestHeaderWritten},
+		"order":           {http.Header{"b": {"2"}, "A": {"1"}, "a": {"3"}, "B": {"4"}, "-": {"5"}}, nil},
+		"repeated values": {http.Header{"Set-Cookie": {"a=1", "b=2", "a=3"}}, nil},
+		"line breaks":     {http.Header{"X": {"a\r\nb", "\n c \r", "\r\n"}}, nil},
+		"trimmed":         {http.Header{"X": {" \t a b \t ", ""}}, nil},
+		"invalid keys":    {http.Header{"": {"empty"}, "X Y": {"space"}, "X:Y": {"colon"}, "é": {"utf8"}, "Ok": {"kept"}}, nil},
+		"no values":       {http.Header{"X": nil, "Y": {}}, nil},
+		"at the limit":    {func() http.Header { h := many.Clone(); delete(h, "X-Field-0"); return h }(), nil},
+		"past the limit":  {many, map[string]bool{"X-Field-3": true}},
+	} {
+		t.Run(name, func(t *testing.T) { checkHeaderFields(t, tc.h, tc.exclude) })
+	}
+}
+
+func FuzzWriteHeaderFields(f *testing.F) {
+	f.Add("Content-Type\xfeapplication/json\xffCookie\xfea=1\xffHost\xfeh", true)
+	f.Add("b\xfe2\xffA\xfe 1\r\n\xffa\xfe3\xffa\xfe4", false)
+	f.Add("X Y\xfev\xff\xfeempty\xffZ\xfe\t", false)
+	f.Fuzz(func(t *testing.T, data string, excludeRequest bool) {
+		var exclude map[string]bool
+		if excludeRequest {
+			exclude = requestHeaderWritten
+		}
+		checkHeaderFields(t, headerFromFuzz(data), exclude)
+	})
+}

@@ -330,6 +330,37 @@ dry_run: false
 	}
 }
 
+func TestIsRunServer(t *testing.T) {
+	c := NewClient(ClientOptions{RunServers: []string{"10.0.0.5:11000", "Node-7.Cluster:9100", "[0:0:0:0:0:0:0:1]:9000", "[::ffff:10.0.0.9]:80", "bare:", "h:080"}})
+	for raw, want := range map[string]bool{
+		"http://10.0.0.5:11000/x":         true,
+		"http://10.0.0.5:11001/x":         false,
+		"http://node-7.cluster:9100/x":    true,
+		"http://NODE-7.cluster:9100/x":    true,
+		"http://[::1]:9000/x":             true,
+		"http://[0::1]:9000/x":            true,
+		"http://10.0.0.9/x":               true,
+		"http://10.0.0.9:80/x":            true,
+		"https://10.0.0.9/x":              false,
+		"http://bare:/x":                  false,
+		"http://bare/x":                   false,
+		"http://h:080/x":                  true,
+		"http://h:80/x":                   false,
+		"http://user:pw@10.0.0.5:11000/x": true,
+	} {
+		u, err := url.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.isRunServer(u); got != want {
+			t.Errorf("isRunServer(%s) = %v, want %v", raw, got, want)
+		}
+		if got, slow := c.isRunServer(u), (*c.runServers.Load())[urlHostPort(u)]; got != slow {
+			t.Errorf("isRunServer(%s) = %v, but its canonical form says %v", raw, got, slow)
+		}
+	}
+}
+
 // seen records the run token each server received.
 type seen struct {
 	mu     sync.Mutex
