@@ -779,21 +779,35 @@ func MergeShards(paths []string, output string) (int, error) {
 		return 0, err
 	}
 	defer rr.Close()
-	var buf bytes.Buffer
-	var line []byte
+	var line, compacted []byte
 	return refs.Len(), jsonl.WriteFileAtomic(output, func(w *bufio.Writer) error {
 		return refs.Each(func(r rowRef) error {
 			line, err = rr.read(r, line)
 			if err != nil {
 				return err
 			}
-			buf.Reset()
-			if err := json.Compact(&buf, line); err != nil {
-				return err
+			var ok bool
+			if compacted, ok = compactLine(compacted[:0], line); !ok {
+				return fmt.Errorf("%s: the line at byte %d is no longer valid JSON: the file changed during the merge", paths[r.file], r.off)
 			}
-			buf.WriteByte('\n')
-			_, err := w.Write(buf.Bytes())
+			_, err := w.Write(append(compacted, '\n'))
 			return err
 		})
 	})
+}
+
+// compactLine appends line to dst as json.Compact writes it, or says it is
+// not valid JSON. The merge reads every line a second time; jsonl's check
+// costs a quarter of json.Compact's, and tells whether there is any white
+// space to take out.
+func compactLine(dst, line []byte) (row []byte, ok bool) {
+	var scratch [32]jsonl.Member
+	_, _, valid, spaced := jsonl.MembersLayout(line, scratch[:0])
+	switch {
+	case !valid:
+		return dst, false
+	case spaced:
+		return compactValid(dst, line), true
+	}
+	return append(dst, line...), true
 }

@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
+
+	"github.com/nemo-gym-go/gym/internal/jsonl"
 )
 
 // stampBySetting is stamp's meaning written the plain way: compact, then
@@ -191,4 +195,39 @@ func FuzzCompactValid(f *testing.F) {
 			t.Fatalf("compactValid(%q) = %q, json.Compact %q", s, got, want.Bytes())
 		}
 	})
+}
+
+// compactLine is json.Compact: the same bytes after what dst held, and
+// the same verdict on validity.
+func FuzzCompactLine(f *testing.F) {
+	for _, s := range append(slices.Clone(jsonSeeds), `{"a":1} x`, `{"a":`, "{\"a\":\"\x01\"}", ``, ` `, `{"a":1}{}`, `{"b":"\xff"}`) {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var want bytes.Buffer
+		wantErr := json.Compact(&want, []byte(s))
+		got, ok := compactLine([]byte("kept"), []byte(s))
+		switch {
+		case ok != (wantErr == nil):
+			t.Fatalf("compactLine(%q) ok = %v, json.Compact error %v", s, ok, wantErr)
+		case ok && string(got) != "kept"+want.String():
+			t.Fatalf("compactLine(%q) = %q, want %q after what dst held", s, got, "kept"+want.String())
+		case !ok && string(got) != "kept":
+			t.Fatalf("compactLine(%q) on invalid JSON = %q, want dst unchanged", s, got)
+		}
+	})
+}
+
+// At and past the nesting limit compactLine agrees with json.Compact too.
+func TestCompactLineNestingLimit(t *testing.T) {
+	for _, depth := range []int{jsonl.MaxDepth - 1, jsonl.MaxDepth, jsonl.MaxDepth + 1} {
+		for _, open := range []string{"[", `{"a":`} {
+			closer := map[string]string{"[": "]", `{"a":`: "}"}[open]
+			s := strings.Repeat(open, depth) + "1" + strings.Repeat(closer, depth)
+			wantErr := json.Compact(new(bytes.Buffer), []byte(s))
+			if _, ok := compactLine(nil, []byte(s)); ok != (wantErr == nil) {
+				t.Errorf("depth %d of %s: compactLine ok = %v, json.Compact error %v", depth, open, ok, wantErr)
+			}
+		}
+	}
 }
