@@ -780,34 +780,22 @@ func MergeShards(paths []string, output string) (int, error) {
 	}
 	defer rr.Close()
 	var line, compacted []byte
+	var row record
 	return refs.Len(), jsonl.WriteFileAtomic(output, func(w *bufio.Writer) error {
 		return refs.Each(func(r rowRef) error {
 			line, err = rr.read(r, line)
 			if err != nil {
 				return err
 			}
-			var ok bool
-			if compacted, ok = compactLine(compacted[:0], line); !ok {
+			// Read again as the first pass read it, in case the file
+			// changed since: jsonl's walk runs some six times as fast as
+			// json.Compact, and says whether there is anything to compact.
+			if !row.parse(line) {
 				return fmt.Errorf("%s: the line at byte %d is no longer valid JSON: the file changed during the merge", paths[r.file], r.off)
 			}
-			_, err := w.Write(append(compacted, '\n'))
+			compacted = append(row.appendCompact(compacted[:0]), '\n')
+			_, err := w.Write(compacted)
 			return err
 		})
 	})
-}
-
-// compactLine appends line to dst as json.Compact writes it, or says it is
-// not valid JSON. The merge reads every line a second time; jsonl's check
-// costs a quarter of json.Compact's, and tells whether there is any white
-// space to take out.
-func compactLine(dst, line []byte) (row []byte, ok bool) {
-	var scratch [32]jsonl.Member
-	_, _, valid, spaced := jsonl.MembersLayout(line, scratch[:0])
-	switch {
-	case !valid:
-		return dst, false
-	case spaced:
-		return compactValid(dst, line), true
-	}
-	return append(dst, line...), true
 }

@@ -32,6 +32,14 @@ func (r *record) parse(line []byte) bool {
 	return valid
 }
 
+// appendCompact appends the row to dst as json.Compact writes it.
+func (r *record) appendCompact(dst []byte) []byte {
+	if r.spaced {
+		return compactValid(dst, r.raw)
+	}
+	return append(dst, r.raw...)
+}
+
 // from is a copy of the row from its byte at, in storage of its own (a
 // record is only valid during its read of a file): its members as found,
 // without a second read. It stays spaced if the row was, even when the

@@ -197,36 +197,38 @@ func FuzzCompactValid(f *testing.F) {
 	})
 }
 
-// compactLine is json.Compact: the same bytes after what dst held, and
-// the same verdict on validity.
-func FuzzCompactLine(f *testing.F) {
+// A row read by parse and written by appendCompact is json.Compact of it:
+// the same bytes after what dst held, and the same verdict on validity.
+func FuzzRecordAppendCompact(f *testing.F) {
 	for _, s := range append(slices.Clone(jsonSeeds), `{"a":1} x`, `{"a":`, "{\"a\":\"\x01\"}", ``, ` `, `{"a":1}{}`, `{"b":"\xff"}`) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		var want bytes.Buffer
 		wantErr := json.Compact(&want, []byte(s))
-		got, ok := compactLine([]byte("kept"), []byte(s))
-		switch {
-		case ok != (wantErr == nil):
-			t.Fatalf("compactLine(%q) ok = %v, json.Compact error %v", s, ok, wantErr)
-		case ok && string(got) != "kept"+want.String():
-			t.Fatalf("compactLine(%q) = %q, want %q after what dst held", s, got, "kept"+want.String())
-		case !ok && string(got) != "kept":
-			t.Fatalf("compactLine(%q) on invalid JSON = %q, want dst unchanged", s, got)
+		var r record
+		if ok := r.parse([]byte(s)); ok != (wantErr == nil) {
+			t.Fatalf("parse(%q) = %v, json.Compact error %v", s, ok, wantErr)
+		}
+		if wantErr != nil {
+			return
+		}
+		if got := r.appendCompact([]byte("kept")); string(got) != "kept"+want.String() {
+			t.Fatalf("appendCompact of %q = %q, want %q after what dst held", s, got, "kept"+want.String())
 		}
 	})
 }
 
-// At and past the nesting limit compactLine agrees with json.Compact too.
-func TestCompactLineNestingLimit(t *testing.T) {
+// At and past the nesting limit parse agrees with json.Compact too.
+func TestRecordParseNestingLimit(t *testing.T) {
 	for _, depth := range []int{jsonl.MaxDepth - 1, jsonl.MaxDepth, jsonl.MaxDepth + 1} {
 		for _, open := range []string{"[", `{"a":`} {
 			closer := map[string]string{"[": "]", `{"a":`: "}"}[open]
 			s := strings.Repeat(open, depth) + "1" + strings.Repeat(closer, depth)
 			wantErr := json.Compact(new(bytes.Buffer), []byte(s))
-			if _, ok := compactLine(nil, []byte(s)); ok != (wantErr == nil) {
-				t.Errorf("depth %d of %s: compactLine ok = %v, json.Compact error %v", depth, open, ok, wantErr)
+			var r record
+			if ok := r.parse([]byte(s)); ok != (wantErr == nil) {
+				t.Errorf("depth %d of %s: parse = %v, json.Compact error %v", depth, open, ok, wantErr)
 			}
 		}
 	}
