@@ -117,6 +117,10 @@ SlurmctldTimeout=30
 SlurmdTimeout=120
 UnkillableStepTimeout=180
 MinJobAge=300
+# A test that times out prints how the daemons' logs end: at verbose they
+# say what a step was signalled with and what it still waits for.
+SlurmdDebug=verbose
+SlurmctldDebug=verbose
 CONF
 
 export SLURM_CONF=$dir/slurm.conf

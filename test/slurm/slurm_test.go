@@ -76,18 +76,36 @@ func (c *cluster) run(t *testing.T, name string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// waitFor polls the cluster until cond holds, failing after a minute.
-// waitFor waits up to a minute for cond. On a timeout it says what the
-// queue and the nodes look like and, for each of jobDirs, how every job
-// log under it ends, so that a requeued or stuck job says why.
+// waitFor polls the cluster until cond holds, failing after a minute. On
+// a timeout it says what the queue and the nodes look like, how every job
+// log under each of jobDirs and the daemons' logs end, and which processes
+// run, so that a requeued or stuck job says why.
 func (c *cluster) waitFor(t *testing.T, what string, cond func() bool, jobDirs ...string) {
 	t.Helper()
+	var slowest time.Duration
 	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		start := time.Now()
 		if cond() {
 			return
 		}
+		slowest = max(slowest, time.Since(start))
 	}
-	t.Fatalf("timed out waiting for %s; queue:\n%s\nnodes not up, and why:\n%s%s", what, c.run(t, "squeue"), c.run(t, "sinfo", "-R"), jobLogTails(jobDirs))
+	t.Fatalf("timed out waiting for %s (the slowest poll took %v); queue:\n%s\nnodes not up, and why:\n%s%s%s", what, slowest.Round(time.Millisecond), c.run(t, "squeue"), c.run(t, "sinfo", "-R"), jobLogTails(jobDirs), c.daemonState())
+}
+
+// daemonState is how the daemons' logs end and which processes run, for a
+// timeout: a step that does not end says there what it waits for.
+func (c *cluster) daemonState() string {
+	var b strings.Builder
+	logs, _ := filepath.Glob(filepath.Join(c.dir, "slurm*.log"))
+	for _, name := range logs {
+		data, _ := os.ReadFile(name)
+		lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+		fmt.Fprintf(&b, "\n%s ends:\n  %s", filepath.Base(name), strings.Join(lines[max(0, len(lines)-60):], "\n  "))
+	}
+	ps, err := exec.Command("ps", "-N", "--ppid", "2", "--pid", "2", "-o", "pid,ppid,pgid,stat,wchan:20,args", "--forest").CombinedOutput()
+	fmt.Fprintf(&b, "\nprocesses other than the kernel's (ps: %v):\n%s", err, ps)
+	return b.String()
 }
 
 // jobLogTails is the last lines of every file in a logs/ directory under
