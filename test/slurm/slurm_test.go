@@ -76,14 +76,17 @@ func (c *cluster) run(t *testing.T, name string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// waitFor polls the cluster until cond holds, failing after a minute. On
-// a timeout it says what the queue and the nodes look like, how every job
-// log under each of jobDirs and the daemons' logs end, and which processes
-// run, so that a requeued or stuck job says why.
+// waitFor polls the cluster until cond holds, failing after three
+// minutes: as long as slurmd waits for a killed step (cluster.sh's
+// UnkillableStepTimeout), since a loaded CI machine once took over a
+// minute to end a SIGKILLed shard. On a timeout it says what the queue
+// and the nodes look like, how every job log under each of jobDirs and
+// the daemons' logs end, and which processes run, so that a requeued or
+// stuck job says why.
 func (c *cluster) waitFor(t *testing.T, what string, cond func() bool, jobDirs ...string) {
 	t.Helper()
 	var slowest time.Duration
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+	for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
 		start := time.Now()
 		if cond() {
 			return
