@@ -30,15 +30,16 @@ func compareRefs(a, b rowRef) int {
 	return 0
 }
 
-// refRecord is a spilled location: task, rollout, file, offset, size.
-const refRecord = 8 + 8 + 4 + 8 + 4
+// refRecord is a spilled location: task, rollout, file, offset, size
+// (a line may pass 4 GiB).
+const refRecord = 8 + 8 + 4 + 8 + 8
 
 func appendRef(b []byte, r rowRef) []byte {
 	b = binary.LittleEndian.AppendUint64(b, uint64(r.k.task))
 	b = binary.LittleEndian.AppendUint64(b, uint64(r.k.rollout))
 	b = binary.LittleEndian.AppendUint32(b, uint32(r.file))
 	b = binary.LittleEndian.AppendUint64(b, uint64(r.off))
-	return binary.LittleEndian.AppendUint32(b, uint32(r.size))
+	return binary.LittleEndian.AppendUint64(b, uint64(r.size))
 }
 
 func decodeRef(b []byte) (rowRef, error) {
@@ -49,6 +50,6 @@ func decodeRef(b []byte) (rowRef, error) {
 		k:    key{int64(binary.LittleEndian.Uint64(b[0:])), int64(binary.LittleEndian.Uint64(b[8:]))},
 		file: int(int32(binary.LittleEndian.Uint32(b[16:]))), // strippedFile too
 		off:  int64(binary.LittleEndian.Uint64(b[20:])),
-		size: int(binary.LittleEndian.Uint32(b[28:])),
+		size: int(binary.LittleEndian.Uint64(b[28:])),
 	}, nil
 }

@@ -33,7 +33,8 @@ func sortedByRefSorter(t testing.TB, refs []rowRef, chunk int) []rowRef {
 }
 
 // A refSorter sorts as sort.SliceStable over the whole list did, whether
-// it spills runs or not: equal keys keep the order they came in.
+// it spills runs or not: equal keys keep the order they came in, and
+// offsets and sizes past 4 GiB come back from a spill as they went.
 func TestRefSorterIsAStableSort(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, tc := range []struct{ n, keys, chunk int }{
@@ -41,7 +42,7 @@ func TestRefSorterIsAStableSort(t *testing.T) {
 	} {
 		refs := make([]rowRef, tc.n)
 		for i := range refs {
-			refs[i] = rowRef{k: key{int64(rng.IntN(tc.keys)) - 2, int64(rng.IntN(3))}, file: rng.IntN(3), off: int64(i) << 33, size: i}
+			refs[i] = rowRef{k: key{int64(rng.IntN(tc.keys)) - 2, int64(rng.IntN(3))}, file: rng.IntN(3), off: int64(i) << 33, size: i << 30}
 		}
 		want := slices.Clone(refs)
 		sort.SliceStable(want, func(i, j int) bool { return less(want[i].k, want[j].k) })
