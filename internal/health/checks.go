@@ -433,31 +433,6 @@ func endedOnFailedCall(calls []*call) bool {
 	return false
 }
 
-// usageTokens reads a transcript's usage: input/output tokens, or the
-// Chat Completions names, each only as a non-negative integer.
-func usageTokens(record map[string]any) (prompt, completion int64, present bool) {
-	resp, _ := record["response"].(map[string]any)
-	usage, ok := resp["usage"].(map[string]any)
-	if !ok {
-		return 0, 0, false
-	}
-	pick := func(a, b string) (int64, bool) {
-		v, ok := usage[a]
-		if !ok {
-			v = usage[b]
-		}
-		n, isNum := v.(json.Number)
-		if !isNum || !isIntText(string(n)) {
-			return 0, false
-		}
-		x, err := strconv.ParseInt(string(n), 10, 64)
-		return x, err == nil && x >= 0
-	}
-	p, pok := pick("input_tokens", "prompt_tokens")
-	c, cok := pick("output_tokens", "completion_tokens")
-	return p, c, pok && cok
-}
-
 func tokenCount(p *int64) int64 {
 	if p == nil || *p < 0 {
 		return 0
@@ -512,7 +487,7 @@ func responseHasContent(v any) (bool, errExecution) {
 }
 
 // runCheck runs one rollout check on what it reads.
-func runCheck(id string, record map[string]any, t *trajectory, calls []*call, b *bindings) ([]Finding, errExecution) {
+func runCheck(id string, usage tokenUsage, t *trajectory, calls []*call, b *bindings) ([]Finding, errExecution) {
 	switch id {
 	case "rollout_missing_agent_turns", "agent_turn_hollow":
 		// Every turn is looked at first, as NeMo Gym's _agent_steps does.
@@ -637,7 +612,7 @@ func runCheck(id string, record map[string]any, t *trajectory, calls []*call, b 
 		}
 		return out, ""
 	case "rollout_token_count_mismatch":
-		tp, tc, present := usageTokens(record)
+		tp, tc, present := usage.prompt, usage.completion, usage.present
 		var cp, cc int64
 		for _, c := range b.matched {
 			cp += tokenCount(c.tokensIn)

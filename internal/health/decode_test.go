@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -37,35 +38,34 @@ func decodeWhole(raw []byte) (map[string]any, string) {
 	return m, ""
 }
 
-// checkedPart is what the checks read of a whole record: of its usage,
-// only the token counts.
-func checkedPart(m map[string]any) map[string]any {
-	if m == nil {
-		return nil
+// checkedPart is what the checks read of a whole record, read from its
+// maps as the checks read them before decode kept only that.
+func checkedPart(m map[string]any) recordFields {
+	var f recordFields
+	f.task, f.hasTask = m["_ng_task_index"]
+	f.rollout, f.hasRollout = m["_ng_rollout_index"]
+	f.stage, f.rolloutID, f.trajectory = m["stage_index"], m["_ng_rollout_id"], m["ng_trajectory"]
+	resp, _ := m["response"].(map[string]any)
+	usage, ok := resp["usage"].(map[string]any)
+	if !ok {
+		return f
 	}
-	out := map[string]any{}
-	for _, k := range []string{"_ng_task_index", "_ng_rollout_index", "stage_index", "_ng_rollout_id", "ng_trajectory"} {
-		if v, ok := m[k]; ok {
-			out[k] = v
+	pick := func(a, b string) (int64, bool) {
+		v, ok := usage[a]
+		if !ok {
+			v = usage[b]
 		}
-	}
-	if resp, ok := m["response"].(map[string]any); ok {
-		kept := map[string]any{}
-		if u, ok := resp["usage"]; ok {
-			kept["usage"] = u
-			if usage, ok := u.(map[string]any); ok {
-				tokens := map[string]any{}
-				for _, k := range tokenKeys {
-					if n, ok := usage[k]; ok {
-						tokens[k] = n
-					}
-				}
-				kept["usage"] = tokens
-			}
+		n, isNum := v.(json.Number)
+		if !isNum || !isIntText(string(n)) {
+			return 0, false
 		}
-		out["response"] = kept
+		x, err := strconv.ParseInt(string(n), 10, 64)
+		return x, err == nil && x >= 0
 	}
-	return out
+	p, pok := pick("input_tokens", "prompt_tokens")
+	c, cok := pick("output_tokens", "completion_tokens")
+	f.usage = tokenUsage{prompt: p, completion: c, present: pok && cok}
+	return f
 }
 
 func sameDecoding(t *testing.T, raw []byte) {
@@ -86,6 +86,15 @@ func TestDecodeKeepsWhatChecksRead(t *testing.T) {
 		`{"_ng_task_index":1,"_ng_task_index":"a","stage_index":null,"_ng_rollout_id":"r"}`,
 		`{"_ng_task\u005findex":7,"ng_trajectory":{"schema_version":"v1","calls":[{"a":[1,{"b":null}]}]}}`,
 		`{"response":{"usage":{"input_tokens":12345678901234567890123}}}`,
+		`{"response":{"usage":{"input_tokens":5}}}`,
+		`{"response":{"usage":{"prompt_tokens":3,"completion_tokens":4}}}`,
+		`{"response":{"usage":{"input_tokens":null,"prompt_tokens":3,"output_tokens":1}}}`,
+		`{"response":{"usage":{"input_tokens":1,"output_tokens":2},"usage":3}}`,
+		`{"response":{"usage":{"input_tokens":-1,"output_tokens":2.0}}}`,
+		`{"response":{"usage":{"input_tokens":-1,"output_tokens":2}}}`,
+		`{"response":{"usage":{"input_tokens":-0,"output_tokens":0,"output_tokens":"7"}}}`,
+		`{"response":{"us\u0061ge":{"input_\u0074okens":1,"output_tokens":2}}}`,
+		`{"response":{"usage":{"input_tokens":1,"output_tokens":2}},"response":null}`,
 		`{"s":"\ud800","_ng_rollout_id":"\udc00x"}`,
 		`[1]`, `"x"`, `1`, `null`, ``, `{`, `{"a":1}{}`, `{"a":1} x`, `{"a":01}`, `{"a":"` + "\x01" + `"}`,
 		`{"a":NaN}`, `{"a":1,}`, `{'a':1}`, "{\"a\":\"\xff\"}", `{"a":1e}`, `{"a":-}`, `{"a":"\x"}`, `{"a":tru}`,
@@ -118,8 +127,8 @@ func FuzzDecode(f *testing.F) {
 func TestDecodeDeepNesting(t *testing.T) {
 	for _, depth := range []int{10001, 10_000_000} {
 		raw := []byte(`{"ng_trajectory":` + strings.Repeat("[", depth) + strings.Repeat("]", depth) + `}`)
-		if m, err := decode(raw); m != nil || err != "JSONDecodeError" {
-			t.Errorf("depth %d: %v, %q", depth, m != nil, err)
+		if f, err := decode(raw); !reflect.DeepEqual(f, recordFields{}) || err != "JSONDecodeError" {
+			t.Errorf("depth %d: %+v, %q", depth, f, err)
 		}
 	}
 }

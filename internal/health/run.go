@@ -135,66 +135,105 @@ type line struct {
 // trimASCII strips what bytes.strip() strips.
 func trimASCII(b []byte) []byte { return bytes.Trim(b, " \t\n\r\x0b\x0c") }
 
-// decode reads a record as json.loads does (a parse error is
-// JSONDecodeError, a value that is not an object ValueError) but keeps
-// only the members the checks read: the indexes and ids, ng_trajectory,
-// and of response only its usage. A transcript's response and request are
-// most of a record and no check reads them, so they are validated and
-// skipped, never built into maps.
-func decode(raw []byte) (map[string]any, string) {
-	raw = trimASCII(raw)
-	var scratch, responseScratch [32]jsonl.Member
-	members, object, valid := jsonl.Members(raw, scratch[:0])
-	if !valid || !utf8.Valid(raw) {
-		return nil, "JSONDecodeError"
-	}
-	if !object {
-		return nil, "ValueError"
-	}
-	m := map[string]any{}
-	for _, member := range members {
-		switch k := member.Name(raw); string(k) {
-		case "_ng_task_index", "_ng_rollout_index", "stage_index", "_ng_rollout_id", "ng_trajectory":
-			m[string(k)] = value(jsonl.ParseInPlace(member.Value(raw)))
-		case "response":
-			// Most of a transcript: its members are found without
-			// reading their values as gjson would.
-			v := member.Value(raw)
-			inner, object, _ := jsonl.Members(v, responseScratch[:0])
-			if !object {
-				delete(m, "response")
-				continue
-			}
-			resp := map[string]any{}
-			for _, im := range inner {
-				if string(im.Name(v)) == "usage" {
-					resp["usage"] = usageValue(jsonl.ParseInPlace(im.Value(v)))
-				}
-			}
-			m["response"] = resp
-		}
-	}
-	return m, ""
+// recordFields is what the checks read of a record, as json.loads gives
+// it: its indexes and ids (a task or rollout index that is absent is not
+// one that is null), its ng_trajectory and its transcript's token counts.
+type recordFields struct {
+	task, rollout                any
+	hasTask, hasRollout          bool
+	stage, rolloutID, trajectory any
+	usage                        tokenUsage
 }
 
-// tokenKeys are the members of a usage object usageTokens reads.
+// tokenUsage is a transcript's usage: input/output tokens, or the Chat
+// Completions names, each counted only as a non-negative integer; present
+// when both are.
+type tokenUsage struct {
+	prompt, completion int64
+	present            bool
+}
+
+// decode reads a record as json.loads does (a parse error is
+// JSONDecodeError, a value that is not an object ValueError) but keeps
+// only the fields the checks read, without building the record: a
+// transcript's response and request are most of it and no check reads
+// them.
+func decode(raw []byte) (recordFields, string) {
+	raw = trimASCII(raw)
+	var scratch [32]jsonl.Member
+	members, object, valid := jsonl.Members(raw, scratch[:0])
+	if !valid || !utf8.Valid(raw) {
+		return recordFields{}, "JSONDecodeError"
+	}
+	if !object {
+		return recordFields{}, "ValueError"
+	}
+	var f recordFields
+	var response []byte // the last response member's, as json.loads keeps
+	for _, member := range members {
+		v := member.Value(raw)
+		switch string(member.Name(raw)) {
+		case "_ng_task_index":
+			f.task, f.hasTask = value(jsonl.ParseInPlace(v)), true
+		case "_ng_rollout_index":
+			f.rollout, f.hasRollout = value(jsonl.ParseInPlace(v)), true
+		case "stage_index":
+			f.stage = value(jsonl.ParseInPlace(v))
+		case "_ng_rollout_id":
+			f.rolloutID = value(jsonl.ParseInPlace(v))
+		case "ng_trajectory":
+			f.trajectory = value(jsonl.ParseInPlace(v))
+		case "response":
+			response = v
+		}
+	}
+	f.usage = usageOf(response)
+	return f, ""
+}
+
+// tokenKeys are the members of a usage object usageOf reads.
 var tokenKeys = [...]string{"input_tokens", "prompt_tokens", "output_tokens", "completion_tokens"}
 
-// usageValue is value for a usage object keeping only its tokenKeys (the
-// last of each, as value would): a usage object also has nested details
-// that no check reads, and building their maps was a tenth of a check.
-func usageValue(r gjson.Result) any {
+// usageOf reads the token counts of a response, already checked as valid
+// JSON: gjson skips what it does not read without checking it again. Of
+// a repeated member the last counts, as json.loads keeps it.
+func usageOf(response []byte) tokenUsage {
+	r := jsonl.ParseInPlace(response)
 	if !r.IsObject() {
-		return value(r)
+		return tokenUsage{}
 	}
-	out := map[string]any{}
+	var usage gjson.Result
 	r.ForEach(func(k, v gjson.Result) bool {
-		if i := slices.Index(tokenKeys[:], k.Str); i >= 0 {
-			out[tokenKeys[i]] = value(v)
+		if k.Str == "usage" {
+			usage = v
 		}
 		return true
 	})
-	return out
+	if !usage.IsObject() {
+		return tokenUsage{}
+	}
+	var counts [len(tokenKeys)]gjson.Result
+	usage.ForEach(func(k, v gjson.Result) bool {
+		if i := slices.Index(tokenKeys[:], k.Str); i >= 0 {
+			counts[i] = v
+		}
+		return true
+	})
+	// The first name of a pair, when given, else the second.
+	pick := func(first, second gjson.Result) (int64, bool) {
+		v := first
+		if !v.Exists() {
+			v = second
+		}
+		if v.Type != gjson.Number || !isIntText(v.Raw) {
+			return 0, false
+		}
+		n, err := strconv.ParseInt(v.Raw, 10, 64)
+		return n, err == nil && n >= 0
+	}
+	p, pok := pick(counts[0], counts[1])
+	c, cok := pick(counts[2], counts[3])
+	return tokenUsage{prompt: p, completion: c, present: pok && cok}
 }
 
 // value builds what encoding/json's decoding into any with UseNumber
@@ -247,19 +286,16 @@ func (e *BadIndexError) Error() string {
 // digest checks raw, the text of line l of the rollouts file at path.
 func digest(path string, l line, raw []byte, ignored map[string]bool) (*Digest, error) {
 	record, parseErr := decode(raw)
-	if record == nil {
-		record = map[string]any{}
-	}
-	rawTask, ok := record["_ng_task_index"]
-	if !ok {
+	rawTask := record.task
+	if !record.hasTask {
 		if parseErr != "" {
 			rawTask = fmt.Sprintf("__unreadable_record__:input-%d:line-%d", l.source, l.lineNumber)
 		} else {
 			rawTask = json.Number(strconv.Itoa(l.ordinal))
 		}
 	}
-	rawRollout, ok := record["_ng_rollout_index"]
-	if !ok {
+	rawRollout := record.rollout
+	if !record.hasRollout {
 		rawRollout = json.Number("0")
 	}
 	d := &Digest{}
@@ -268,21 +304,21 @@ func digest(path string, l line, raw []byte, ignored map[string]bool) (*Digest, 
 		raw       any
 		dst       *key
 		allowNone bool
-	}{{"_ng_task_index", rawTask, &d.Task, false}, {"_ng_rollout_index", rawRollout, &d.Rollout, false}, {"stage_index", record["stage_index"], &d.Stage, true}} {
+	}{{"_ng_task_index", rawTask, &d.Task, false}, {"_ng_rollout_index", rawRollout, &d.Rollout, false}, {"stage_index", record.stage, &d.Stage, true}} {
 		k, ok := toKey(f.raw, f.allowNone)
 		if !ok {
 			return nil, &BadIndexError{Path: path, Line: l.lineNumber, Key: f.name, Value: pyRepr(f.raw)}
 		}
 		*f.dst = k
 	}
-	rawTraj := record["ng_trajectory"]
+	rawTraj := record.trajectory
 	var trajRolloutID any
 	if m, ok := rawTraj.(map[string]any); ok {
 		trajRolloutID = m["rollout_id"]
 	}
 	switch {
-	case truthy(record["_ng_rollout_id"]):
-		d.RolloutID = pyStr(record["_ng_rollout_id"])
+	case truthy(record.rolloutID):
+		d.RolloutID = pyStr(record.rolloutID)
 	case truthy(trajRolloutID):
 		d.RolloutID = pyStr(trajRolloutID)
 	default:
@@ -309,7 +345,6 @@ func digest(path string, l line, raw []byte, ignored map[string]bool) (*Digest, 
 		}
 		turnB, ownedB = bind(traj, calls)
 	}
-	_, _, usagePresent := usageTokens(record)
 
 	for _, spec := range Registry {
 		if spec.Scope != "rollout" || ignored[spec.ID] {
@@ -349,7 +384,7 @@ func digest(path string, l line, raw []byte, ignored map[string]bool) (*Digest, 
 				continue
 			}
 		}
-		if spec.ID == "rollout_token_count_mismatch" && (!scopeComplete || !b.complete() || len(b.matched) == 0 || !usagePresent ||
+		if spec.ID == "rollout_token_count_mismatch" && (!scopeComplete || !b.complete() || len(b.matched) == 0 || !record.usage.present ||
 			slices.ContainsFunc(b.matched, func(c *call) bool { return c.tokensIn == nil || c.tokensOut == nil })) {
 			d.markUnobserved(spec.ID)
 			continue
@@ -360,7 +395,7 @@ func digest(path string, l line, raw []byte, ignored map[string]bool) (*Digest, 
 			d.markUnobserved(spec.ID)
 			continue
 		}
-		findings, exc := runCheck(spec.ID, record, traj, calls, b)
+		findings, exc := runCheck(spec.ID, record.usage, traj, calls, b)
 		if exc != "" {
 			d.markUnobserved(spec.ID)
 			if !ignored["check_execution_error"] {
@@ -412,7 +447,7 @@ func digest(path string, l line, raw []byte, ignored map[string]bool) (*Digest, 
 	d.policyCallsObserved = scopeComplete && turnB.complete()
 	d.modelCalls = len(calls)
 	d.endedOnError = endedOnFailedCall(calls)
-	d.transcriptPrompt, d.transcriptComplete, _ = usageTokens(record)
+	d.transcriptPrompt, d.transcriptComplete = record.usage.prompt, record.usage.completion
 	return d, nil
 }
 
