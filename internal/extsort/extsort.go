@@ -72,6 +72,14 @@ func (s *Sorter[T]) Add(v T) error {
 	if s.done {
 		return errors.New("extsort: Add after Finish")
 	}
+	if len(s.held) == cap(s.held) {
+		// Doubled up to the chunk: append grows a long slice by a quarter,
+		// and each growth copies what is held, tens of MiB for a chunk of
+		// large values.
+		held := make([]T, len(s.held), min(max(2*len(s.held), 16), s.chunk))
+		copy(held, s.held)
+		s.held = held
+	}
 	s.held = append(s.held, v)
 	s.n++
 	if s.size != nil {

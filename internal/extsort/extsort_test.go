@@ -188,3 +188,28 @@ func BenchmarkSorter(b *testing.B) {
 		s.Close()
 	}
 }
+
+// What a Sorter holds grows by doubling, never past the chunk: adding a
+// chunk's worth of values allocates about log2(chunk) times, where
+// append's growth by a quarter for long slices allocated (and copied all
+// that was held) twice as often.
+func TestSorterHeldGrowsByDoubling(t *testing.T) {
+	const chunk = 1 << 12
+	var s *Sorter[item]
+	dir := t.TempDir()
+	allocs := testing.AllocsPerRun(1, func() {
+		s = New(dir, ".test-*", chunk, byKey, itemCodec)
+		for i := range chunk - 1 {
+			if err := s.Add(item{seq: i}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	defer s.Close()
+	if allocs > 12 {
+		t.Errorf("adding %d values allocated %v times", chunk-1, allocs)
+	}
+	if cap(s.held) > chunk {
+		t.Errorf("held %d values in room for %d, past the chunk of %d", len(s.held), cap(s.held), chunk)
+	}
+}
