@@ -190,9 +190,9 @@ func BenchmarkSorter(b *testing.B) {
 }
 
 // What a Sorter holds grows by doubling, never past the chunk: adding a
-// chunk's worth of values allocates about log2(chunk) times, where
-// append's growth by a quarter for long slices allocated (and copied all
-// that was held) twice as often.
+// chunk's worth of values allocates about log2(chunk) times (10 here),
+// where append's growth by a quarter for long slices allocated (and
+// copied all that was held) 16 times.
 func TestSorterHeldGrowsByDoubling(t *testing.T) {
 	const chunk = 1 << 12
 	var s *Sorter[item]
