@@ -157,11 +157,11 @@ type tokenUsage struct {
 // JSONDecodeError, a value that is not an object ValueError) but keeps
 // only the fields the checks read, without building the record: a
 // transcript's response and request are most of it and no check reads
-// them.
+// them. The response's members are found in the same read.
 func decode(raw []byte) (recordFields, string) {
 	raw = trimASCII(raw)
-	var scratch [32]jsonl.Member
-	members, object, valid := jsonl.Members(raw, scratch[:0])
+	var scratch, responseScratch [32]jsonl.Member
+	members, response, object, valid := jsonl.MembersWithin(raw, "response", scratch[:0], responseScratch[:0])
 	if !valid || !utf8.Valid(raw) {
 		return recordFields{}, "JSONDecodeError"
 	}
@@ -169,7 +169,6 @@ func decode(raw []byte) (recordFields, string) {
 		return recordFields{}, "ValueError"
 	}
 	var f recordFields
-	var response []byte // the last response member's, as json.loads keeps
 	for _, member := range members {
 		v := member.Value(raw)
 		switch string(member.Name(raw)) {
@@ -183,32 +182,25 @@ func decode(raw []byte) (recordFields, string) {
 			f.rolloutID = value(jsonl.ParseInPlace(v))
 		case "ng_trajectory":
 			f.trajectory = value(jsonl.ParseInPlace(v))
-		case "response":
-			response = v
 		}
 	}
-	f.usage = usageOf(response)
+	f.usage = usageOf(raw, response)
 	return f, ""
 }
 
 // tokenKeys are the members of a usage object usageOf reads.
 var tokenKeys = [...]string{"input_tokens", "prompt_tokens", "output_tokens", "completion_tokens"}
 
-// usageOf reads the token counts of a response, already checked as valid
-// JSON: gjson skips what it does not read without checking it again. Of
-// a repeated member the last counts, as json.loads keeps it.
-func usageOf(response []byte) tokenUsage {
-	r := jsonl.ParseInPlace(response)
-	if !r.IsObject() {
-		return tokenUsage{}
-	}
+// usageOf reads the token counts of the record raw from its (last)
+// response's members, found as the record was read. Of a repeated member
+// the last counts, as json.loads keeps it.
+func usageOf(raw []byte, response []jsonl.Member) tokenUsage {
 	var usage gjson.Result
-	r.ForEach(func(k, v gjson.Result) bool {
-		if k.Str == "usage" {
-			usage = v
+	for _, m := range response {
+		if string(m.Name(raw)) == "usage" {
+			usage = jsonl.ParseInPlace(m.Value(raw))
 		}
-		return true
-	})
+	}
 	if !usage.IsObject() {
 		return tokenUsage{}
 	}

@@ -83,32 +83,64 @@ func MembersLayout(b []byte, dst []Member) (members []Member, object, valid, spa
 		end, spaced := layoutEnd(b, i, MaxDepth)
 		return dst, false, end >= 0 && SkipSpace(b, end) == len(b), spaced || i > 0 || end != len(b)
 	}
-	members, end, spaced := membersAt(b, i, dst)
+	members, _, _, end, spaced := membersAt(b, i, dst, MaxDepth, false, "", nil)
 	return members, true, end >= 0 && SkipSpace(b, end) == len(b), spaced || i > 0 || end != len(b)
+}
+
+// MembersWithin is Members that also finds, in the same read, the members
+// of b's last member named name (keys compared as decoded) when that is an
+// object, appended to within: nil when it is not one or there is none.
+// The members of a transcript's response, most of a record, come with the
+// record's own.
+func MembersWithin(b []byte, name string, dst, within []Member) (members, inner []Member, object, valid bool) {
+	i := SkipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		end, _ := layoutEnd(b, i, MaxDepth)
+		return dst, nil, false, end >= 0 && SkipSpace(b, end) == len(b)
+	}
+	members, inner, found, end, _ := membersAt(b, i, dst, MaxDepth, true, name, within)
+	switch {
+	case !found:
+		inner = nil
+	case inner == nil: // an empty object, and no storage given
+		inner = []Member{}
+	}
+	return members, inner, true, end >= 0 && SkipSpace(b, end) == len(b)
 }
 
 // MembersAt is Members of the object that opens at b[open], which more of
 // b may follow: its members appended to dst, and the index just past it;
 // end is -1 when it is not a valid object.
 func MembersAt(b []byte, open int, dst []Member) (members []Member, end int) {
-	members, end, _ = membersAt(b, open, dst)
+	members, _, _, end, _ = membersAt(b, open, dst, MaxDepth, false, "", nil)
 	return members, end
 }
 
-// membersAt is MembersAt that also says whether the object has white space
-// outside its strings.
-func membersAt(b []byte, open int, dst []Member) (members []Member, end int, spaced bool) {
+// membersAt is MembersAt of an object that may nest depth containers,
+// itself included, that also says whether it has white space outside its
+// strings and, when expand, reads the members of its last member named
+// name into within when that is an object (found).
+func membersAt(b []byte, open int, dst []Member, depth int, expand bool, name string, within []Member) (members, inner []Member, found bool, end int, spaced bool) {
 	i, end := Enter(b, open, '{')
 	spaced = end == 0 && i != open+1 || end > open+2
 	for end == 0 {
 		m := Member{KeyStart: i}
 		if m.KeyEnd, i = MemberKey(b, i); i < 0 {
-			return dst, -1, spaced
+			return dst, inner, found, -1, spaced
 		}
 		m.ValueStart = SkipSpace(b, i)
 		var valueSpaced bool
-		if m.ValueEnd, valueSpaced = layoutEnd(b, m.ValueStart, MaxDepth-1); m.ValueEnd < 0 {
-			return dst, -1, spaced
+		named := expand && keyIs(b[m.KeyStart:m.KeyEnd], name)
+		if named {
+			found = m.ValueStart < len(b) && b[m.ValueStart] == '{'
+		}
+		if named && found {
+			inner, _, _, m.ValueEnd, valueSpaced = membersAt(b, m.ValueStart, within[:0], depth-1, false, "", nil)
+		} else {
+			m.ValueEnd, valueSpaced = layoutEnd(b, m.ValueStart, depth-1)
+		}
+		if m.ValueEnd < 0 {
+			return dst, inner, found, -1, spaced
 		}
 		spaced = spaced || valueSpaced || m.KeyEnd+1 != i || m.ValueStart != i
 		dst = append(dst, m)
@@ -116,7 +148,17 @@ func membersAt(b []byte, open int, dst []Member) (members []Member, end int, spa
 		i, end = Next(b, at, '}')
 		spaced = spaced || end == 0 && i != at+1 || end > at+1
 	}
-	return dst, end, spaced
+	return dst, inner, found, end, spaced
+}
+
+// keyIs says whether the key token tok decodes to name. An escaped key is
+// decoded from a copy: Unquote's decoder would move what it is given, and
+// so a whole line held on the stack, to the heap.
+func keyIs(tok []byte, name string) bool {
+	if k := tok[1 : len(tok)-1]; bytes.IndexByte(k, '\\') < 0 {
+		return string(k) == name
+	}
+	return string(Unquote(bytes.Clone(tok))) == name
 }
 
 // Span is where a value is in its line.

@@ -272,3 +272,55 @@ func TestOpenOutsideTheLine(t *testing.T) {
 		}
 	}
 }
+
+// MembersWithin finds what Members finds, and of the last member named
+// name, when an object, what Members finds in its value.
+func FuzzMembersWithin(f *testing.F) {
+	for _, s := range []string{
+		`{"response":{"id":"r","usage":{"input_tokens":1}},"reward":1}`,
+		`{"response":{"a":1},"response":"text"}`,
+		`{"response":"text","response":{"b":[{}]}}`,
+		` {"r\u0065sponse" : { "x" : null } } `,
+		`{"response":{}}`, `{}`, `[]`, `{"response":{`, `{"response":{"a":1,}}`,
+	} {
+		f.Add([]byte(s), "response")
+	}
+	f.Fuzz(func(t *testing.T, b []byte, name string) {
+		members, inner, object, valid := MembersWithin(b, name, nil, nil)
+		wantMembers, wantObject, wantValid := Members(b, nil)
+		if valid != wantValid || valid && (object != wantObject || !slices.Equal(members, wantMembers)) {
+			t.Fatalf("MembersWithin(%q) = %v, %v, %v; Members gives %v, %v, %v", b, members, object, valid, wantMembers, wantObject, wantValid)
+		}
+		if !valid {
+			return
+		}
+		var want []Member
+		for _, m := range wantMembers {
+			if string(m.Name(b)) != name {
+				continue
+			}
+			sub, isObject, _ := Members(m.Value(b), nil)
+			want = nil
+			if isObject {
+				want = []Member{}
+				for _, s := range sub {
+					want = append(want, Member{s.KeyStart + m.ValueStart, s.KeyEnd + m.ValueStart, s.ValueStart + m.ValueStart, s.ValueEnd + m.ValueStart})
+				}
+			}
+		}
+		if (inner == nil) != (want == nil) || !slices.Equal(inner, want) {
+			t.Fatalf("MembersWithin(%q, %q) inner %v, want %v", b, name, inner, want)
+		}
+	})
+}
+
+// An object read within counts toward the nesting limit as it does when
+// it is only checked.
+func TestMembersWithinNestingLimit(t *testing.T) {
+	for _, k := range []int{MaxDepth - 3, MaxDepth - 2, MaxDepth - 1} {
+		b := []byte(`{"r":{"a":` + strings.Repeat("[", k) + strings.Repeat("]", k) + `}}`)
+		if _, _, _, valid := MembersWithin(b, "r", nil, nil); valid != Valid(b) || valid != (k <= MaxDepth-2) {
+			t.Errorf("%d nested arrays within: valid %v, Valid %v", k, valid, Valid(b))
+		}
+	}
+}
