@@ -74,7 +74,7 @@ func (s *Sorter[T]) Add(v T) error {
 	}
 	if len(s.held) == cap(s.held) {
 		// Doubled up to the chunk: append grows a long slice by a quarter,
-		// and each growth copies all that is held (up to 11 MiB for the
+		// and each growth copies all that is held (up to 10.5 MiB for the
 		// health check's chunk of records).
 		held := make([]T, len(s.held), min(max(2*len(s.held), 16), s.chunk))
 		copy(held, s.held)
