@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -44,6 +45,10 @@ type Runtime struct {
 	Port      int
 	DryRun    bool
 	Verbose   bool
+	// ProfileDir is where the server's CPU profile goes when the config
+	// turns on profiling_enabled (<profiling_results_dirpath>/<ServerName>,
+	// relative to the server's directory, as NeMo Gym's is); "" when off.
+	ProfileDir string
 	// RunToken is the run's token from GYM_RUN_TOKEN, empty when the
 	// server was started outside gym: Wrap then trusts every client.
 	RunToken string
@@ -99,6 +104,10 @@ func fromEnv(lookupEnv func(string) (string, bool), logOut io.Writer) (*Runtime,
 		}
 		flags[i] = config.Truthy(v)
 	}
+	profileDir, profiling, err := profilingDir(global, lookupEnv)
+	if err != nil {
+		return nil, err
+	}
 	rt := &Runtime{
 		Instance:       instance,
 		ServerType:     typ,
@@ -113,6 +122,9 @@ func fromEnv(lookupEnv func(string) (string, bool), logOut io.Writer) (*Runtime,
 	rt.RunToken, _ = lookupEnv(RunTokenEnv)
 	if reg, ok := lookup(rt.Kind()); ok {
 		rt.ClassName = reg.className
+	}
+	if profiling {
+		rt.ProfileDir = filepath.Join(profileDir, rt.ServerName())
 	}
 	level := slog.LevelInfo
 	if rt.Verbose {
@@ -223,6 +235,14 @@ func Serve(ctx context.Context, rt *Runtime, h http.Handler, stdout io.Writer) e
 	if err != nil {
 		return fmt.Errorf("%s '%s': listening on %s: %w", rt.Kind(), rt.Instance, addr, err)
 	}
+	var profiler *serverProfiler
+	if rt.ProfileDir != "" {
+		if profiler, err = startProfiling(rt.ProfileDir, rt.Instance, stdout); err != nil {
+			ln.Close()
+			return fmt.Errorf("%s '%s': %w", rt.Kind(), rt.Instance, err)
+		}
+		h = profiler.handler(h, logger)
+	}
 	srv := &http.Server{
 		Handler:  Wrap(rt, h),
 		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
@@ -241,7 +261,7 @@ func Serve(ctx context.Context, rt *Runtime, h http.Handler, stdout io.Writer) e
 	go func() { served <- h1.Serve(ln) }()
 	select {
 	case err := <-served:
-		return fmt.Errorf("%s '%s': %w", rt.Kind(), rt.Instance, err)
+		return errors.Join(fmt.Errorf("%s '%s': %w", rt.Kind(), rt.Instance, err), profiler.stop())
 	case <-ctx.Done():
 	}
 	graceCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
@@ -253,7 +273,7 @@ func Serve(ctx context.Context, rt *Runtime, h http.Handler, stdout io.Writer) e
 		h1.Close()
 	}
 	<-served
-	return nil
+	return profiler.stop()
 }
 
 // ServeBare serves h on ln over the HTTP/1.1 loop Serve uses, with nothing
