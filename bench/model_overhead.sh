@@ -50,7 +50,8 @@ args=(-overhead.duration="${DURATION:-3s}" -overhead.rounds="${ROUNDS:-3}"
 if [[ -n ${PROFILE:-} ]]; then
   args+=(-overhead.cpuprofile="$(realpath -m "$PROFILE")")
 else
-  go build -o "$work/gym" ./cmd/gym
+  # GYM=<binary> measures that build instead of this checkout's.
+  if [[ -n ${GYM:-} ]]; then cp "$GYM" "$work/gym"; else go build -o "$work/gym" ./cmd/gym; fi
   args+=(-overhead.gym="$work/gym")
 fi
 if [[ -n ${BASE:-} ]]; then
