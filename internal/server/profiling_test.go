@@ -48,6 +48,10 @@ func TestProfilingSettings(t *testing.T) {
 				env[k] = v
 			}
 			rt, err := fromEnv(envMap(env), io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = Serve(context.Background(), &Runtime{Instance: "srv", DryRun: true, profilingErr: rt.profilingErr}, nil, io.Discard)
 			if len(tc.wantErr) > 0 {
 				if err == nil {
 					t.Fatalf("no error; ProfileDir %q", rt.ProfileDir)
@@ -60,7 +64,7 @@ func TestProfilingSettings(t *testing.T) {
 				return
 			}
 			if err != nil {
-				t.Fatal(err)
+				t.Fatalf("a dry run = %v", err)
 			}
 			if rt.ProfileDir != tc.want {
 				t.Errorf("ProfileDir = %q, want %q", rt.ProfileDir, tc.want)

@@ -49,6 +49,10 @@ type Runtime struct {
 	// turns on profiling_enabled (<profiling_results_dirpath>/<ServerName>,
 	// relative to the server's directory, as NeMo Gym's is); "" when off.
 	ProfileDir string
+	// profilingErr is a profiling setting Serve cannot use, kept for Serve
+	// to report: a handler built in process (gym eval aggregate's metrics)
+	// profiles nothing and need not fail on it.
+	profilingErr error
 	// RunToken is the run's token from GYM_RUN_TOKEN, empty when the
 	// server was started outside gym: Wrap then trusts every client.
 	RunToken string
@@ -104,10 +108,7 @@ func fromEnv(lookupEnv func(string) (string, bool), logOut io.Writer) (*Runtime,
 		}
 		flags[i] = config.Truthy(v)
 	}
-	profileDir, profiling, err := profilingDir(global, lookupEnv)
-	if err != nil {
-		return nil, err
-	}
+	profileDir, profiling, profilingErr := profilingDir(global, lookupEnv)
 	rt := &Runtime{
 		Instance:       instance,
 		ServerType:     typ,
@@ -118,6 +119,7 @@ func fromEnv(lookupEnv func(string) (string, bool), logOut io.Writer) (*Runtime,
 		Port:           port,
 		DryRun:         flags[0],
 		Verbose:        flags[1],
+		profilingErr:   profilingErr,
 	}
 	rt.RunToken, _ = lookupEnv(RunTokenEnv)
 	if reg, ok := lookup(rt.Kind()); ok {
@@ -215,6 +217,10 @@ func Main(ctx context.Context, lookupEnv func(string) (string, bool), stdout io.
 // Connections are served by gym's own HTTP/1.1 loop (h1Server), which hands
 // the unusual ones to net/http's server.
 func Serve(ctx context.Context, rt *Runtime, h http.Handler, stdout io.Writer) error {
+	// Checked in a dry run too, which is for finding such mistakes.
+	if rt.profilingErr != nil {
+		return fmt.Errorf("%s '%s': %w", rt.Kind(), rt.Instance, rt.profilingErr)
+	}
 	if rt.DryRun {
 		return nil
 	}
