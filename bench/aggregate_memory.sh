@@ -16,6 +16,8 @@
 # and fails unless both write the same bytes. KEEP=1 keeps the work
 # directory; HEALTH=off (or on) measures only that way.
 set -euo pipefail
+# A relative GYM=<binary> is the caller's, from where the script was run.
+if [[ -n ${GYM:-} ]]; then GYM=$(realpath "$GYM"); fi
 cd "$(dirname "$0")/.."
 work=$(mktemp -d)
 cleanup() {

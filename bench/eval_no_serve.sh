@@ -12,6 +12,8 @@
 # CONCURRENCY (default 256) sets --concurrency; DRIVER_DURATION (default 10s,
 # 0 to skip) how long the floor runs; KEEP=1 keeps the work directory.
 set -euo pipefail
+# A relative GYM=<binary> is the caller's, from where the script was run.
+if [[ -n ${GYM:-} ]]; then GYM=$(realpath "$GYM"); fi
 cd "$(dirname "$0")/.."
 repo=$PWD
 # shellcheck source=bench/lib.sh

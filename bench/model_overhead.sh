@@ -13,13 +13,16 @@
 #
 # BASE=<commit> also builds gym at that commit (in a temporary git
 # worktree) and measures it beside the working tree's, as gym-base, in the
-# same run. PROFILE=<file> runs the working tree's server from the test
+# same run. GYM=<binary> measures that build in place of the working
+# tree's. PROFILE=<file> runs the working tree's server from the test
 # binary (the same code as `gym serve`) and writes its CPU profile there
-# (`go tool pprof -top <file>`). GYM_ENV="NAME=value ..." reaches the gym
+# (`go tool pprof -top <file>`), so it cannot go with GYM. GYM_ENV="NAME=value ..." reaches the gym
 # processes only (GYM_ENV=GOGC=400, say). DURATION (3s), ROUNDS (3), LATENCY_N
 # (3000) and CLIENTS (256) change the run. Numbers are only meaningful on
 # an otherwise idle machine.
 set -euo pipefail
+# A relative GYM=<binary> is the caller's, from where the script was run.
+if [[ -n ${GYM:-} ]]; then GYM=$(realpath "$GYM"); fi
 cd "$(dirname "$0")/.."
 work=$(mktemp -d)
 cleanup() {
@@ -47,10 +50,13 @@ fi
 args=(-overhead.duration="${DURATION:-3s}" -overhead.rounds="${ROUNDS:-3}"
   -overhead.latency-n="${LATENCY_N:-3000}" -overhead.clients="${CLIENTS:-256}"
   -overhead.gym-env="${GYM_ENV:-}")
+if [[ -n ${PROFILE:-} && -n ${GYM:-} ]]; then
+  echo "PROFILE profiles the working tree's server, not GYM's: set one of them" >&2
+  exit 2
+fi
 if [[ -n ${PROFILE:-} ]]; then
   args+=(-overhead.cpuprofile="$(realpath -m "$PROFILE")")
 else
-  # GYM=<binary> measures that build instead of this checkout's.
   if [[ -n ${GYM:-} ]]; then cp "$GYM" "$work/gym"; else go build -o "$work/gym" ./cmd/gym; fi
   args+=(-overhead.gym="$work/gym")
 fi

@@ -21,6 +21,8 @@
 # the environment reach every server: a GOGC turns off the servers' own GC
 # budget (GOGC=100 measures Go's default).
 set -euo pipefail
+# A relative GYM=<binary> is the caller's, from where the script was run.
+if [[ -n ${GYM:-} ]]; then GYM=$(realpath "$GYM"); fi
 cd "$(dirname "$0")/.."
 repo=$PWD
 # shellcheck source=bench/lib.sh

@@ -1,12 +1,17 @@
 package gymserver
 
 import (
+	"context"
+	"flag"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nemo-gym-go/gym/internal/config/pyyaml"
 	"github.com/nemo-gym-go/gym/internal/config/tree"
@@ -144,5 +149,38 @@ func TestSessions(t *testing.T) {
 	s.Delete("a")
 	if _, ok := s.Get("a"); ok {
 		t.Error("a deleted session remains")
+	}
+}
+
+// A component outside gym's registry names its profile's directory with
+// the class it gives Serve, as NeMo Gym's <Class>___<instance>.
+func TestServeProfilesUnderItsClassName(t *testing.T) {
+	if f := flag.Lookup("test.cpuprofile"); f != nil && f.Value.String() != "" {
+		t.Skip("the test binary is being profiled itself")
+	}
+	dir := t.TempDir()
+	t.Setenv("NEMO_GYM_CONFIG_DICT", "profiling_enabled: true\nprofiling_results_dirpath: "+dir+"\nmy_rs: {resources_servers: {my_rs: {host: 127.0.0.1, port: 0}}}\n")
+	t.Setenv("NEMO_GYM_CONFIG_PATH", "my_rs")
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		done <- Serve(ctx, "MyResourcesServer", func(*Runtime) (http.Handler, error) { return http.NotFoundHandler(), nil })
+	}()
+	profile := filepath.Join(dir, "MyResourcesServer___my_rs", "my_rs-1.pprof")
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(profile); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("no %s after 5 s (Serve: %v)", profile, <-done)
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if data, err := os.ReadFile(profile); err != nil || len(data) == 0 {
+		t.Errorf("the profile was not written: %d bytes, %v", len(data), err)
 	}
 }

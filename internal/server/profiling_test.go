@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"flag"
 	"io"
 	"net/http"
 	"os"
@@ -15,48 +16,56 @@ import (
 )
 
 func TestProfilingSettings(t *testing.T) {
-	srv := "srv: {t: {i: {host: h, port: 1}}}\n"
+	const echo = "echo_server: {test_servers: {echo: {host: 127.0.0.1, port: 0}}}\n"
 	for _, tc := range []struct {
 		name    string
 		dict    string
 		env     map[string]string
-		want    string // ProfileDir
-		wantErr []string
+		wantOn  bool
+		wantDir string
+		wantErr []string // Serve's, in a dry run
 	}{
-		{name: "off when absent", dict: srv},
-		{name: "off when false, whatever the directory", dict: "profiling_enabled: false\nprofiling_results_dirpath: p\n" + srv},
-		{name: "off when null", dict: "profiling_enabled: null\n" + srv},
-		{name: "on, under the server's name", dict: "profiling_enabled: true\nprofiling_results_dirpath: results/profiles\n" + srv, want: "results/profiles/___srv"},
-		{name: "pydantic's yes", dict: "profiling_enabled: 'yes'\nprofiling_results_dirpath: p\n" + srv, want: "p/___srv"},
-		{name: "an absolute directory", dict: "profiling_enabled: 1\nprofiling_results_dirpath: /tmp/p\n" + srv, want: "/tmp/p/___srv"},
-		{name: "an empty directory is the server's own", dict: "profiling_enabled: true\nprofiling_results_dirpath: ''\n" + srv, want: "___srv"},
+		{name: "off when absent", dict: echo},
+		{name: "off when false, whatever the directory", dict: "profiling_enabled: false\nprofiling_results_dirpath: p\n" + echo},
+		{name: "on", dict: "profiling_enabled: true\nprofiling_results_dirpath: results/profiles\n" + echo, wantOn: true, wantDir: "results/profiles"},
+		{name: "pydantic's yes", dict: "profiling_enabled: 'yes'\nprofiling_results_dirpath: p\n" + echo, wantOn: true, wantDir: "p"},
+		{name: "an absolute directory", dict: "profiling_enabled: 1\nprofiling_results_dirpath: /tmp/p\n" + echo, wantOn: true, wantDir: "/tmp/p"},
+		{name: "an empty directory is the server's own", dict: "profiling_enabled: true\nprofiling_results_dirpath: ''\n" + echo, wantOn: true},
 		{
-			name: "resolved in the server's environment",
-			dict: "profiling_enabled: ${oc.env:PROF}\nprofiling_results_dirpath: ${oc.env:PROF_DIR}\n" + srv,
-			env:  map[string]string{"PROF": "on", "PROF_DIR": "d"},
-			want: "d/___srv",
+			name:    "resolved in the server's environment",
+			dict:    "profiling_enabled: ${oc.env:PROF}\nprofiling_results_dirpath: ${oc.env:PROF_DIR}\n" + echo,
+			env:     map[string]string{"PROF": "on", "PROF_DIR": "d"},
+			wantOn:  true,
+			wantDir: "d",
 		},
-		{name: "no directory", dict: "profiling_enabled: true\n" + srv, wantErr: []string{"profiling_enabled is true but profiling_results_dirpath is not set"}},
-		{name: "a null directory", dict: "profiling_enabled: true\nprofiling_results_dirpath: null\n" + srv, wantErr: []string{"profiling_results_dirpath is not set"}},
-		{name: "not a bool", dict: "profiling_enabled: maybe\n" + srv, wantErr: []string{"profiling_enabled: Input should be a valid boolean", `"maybe"`}},
-		{name: "not a string", dict: "profiling_enabled: true\nprofiling_results_dirpath: 5\n" + srv, wantErr: []string{"profiling_results_dirpath: Input should be a valid string", "5"}},
-		{name: "an unset variable", dict: "profiling_enabled: ${oc.env:NOPE}\n" + srv, wantErr: []string{"NOPE"}},
+		{name: "no directory", dict: "profiling_enabled: true\n" + echo, wantErr: []string{"profiling_enabled is true but profiling_results_dirpath is not set"}},
+		{name: "a null directory", dict: "profiling_enabled: true\nprofiling_results_dirpath: null\n" + echo, wantErr: []string{"profiling_results_dirpath is not set"}},
+		{name: "null", dict: "profiling_enabled: null\n" + echo, wantErr: []string{"profiling_enabled: Input should be a valid boolean"}},
+		{name: "not a bool", dict: "profiling_enabled: maybe\n" + echo, wantErr: []string{"profiling_enabled: Input should be a valid boolean", `"maybe"`}},
+		{name: "not a string", dict: "profiling_enabled: true\nprofiling_results_dirpath: 5\n" + echo, wantErr: []string{"profiling_results_dirpath: Input should be a valid string", "5"}},
+		// NeMo Gym validates both keys whatever profiling_enabled says.
+		{name: "not a string, profiling off", dict: "profiling_results_dirpath: 5\n" + echo, wantErr: []string{"profiling_results_dirpath: Input should be a valid string"}},
+		{name: "an unset variable, profiling off", dict: "profiling_results_dirpath: ${oc.env:NOPE}\n" + echo, wantErr: []string{"NOPE"}},
+		{name: "an unset variable", dict: "profiling_enabled: ${oc.env:NOPE}\n" + echo, wantErr: []string{"NOPE"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			env := map[string]string{config.ConfigDictEnv: tc.dict, config.ConfigPathEnv: "srv"}
+			env := map[string]string{config.ConfigDictEnv: tc.dict, config.ConfigPathEnv: "echo_server"}
 			for k, v := range tc.env {
 				env[k] = v
 			}
+			// A handler built in process profiles nothing: the settings
+			// are Serve's to refuse.
 			rt, err := fromEnv(envMap(env), io.Discard)
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = Serve(context.Background(), &Runtime{Instance: "srv", DryRun: true, profilingErr: rt.profilingErr}, nil, io.Discard)
+			rt.DryRun = true
+			err = Serve(context.Background(), rt, echoHandler(nil), io.Discard)
 			if len(tc.wantErr) > 0 {
 				if err == nil {
-					t.Fatalf("no error; ProfileDir %q", rt.ProfileDir)
+					t.Fatalf("a dry run passed; profiling %+v", rt.profiling)
 				}
-				for _, want := range tc.wantErr {
+				for _, want := range append(tc.wantErr, "test_servers/echo 'echo_server': ") {
 					if !strings.Contains(err.Error(), want) {
 						t.Errorf("error %q lacks %q", err, want)
 					}
@@ -66,68 +75,151 @@ func TestProfilingSettings(t *testing.T) {
 			if err != nil {
 				t.Fatalf("a dry run = %v", err)
 			}
-			if rt.ProfileDir != tc.want {
-				t.Errorf("ProfileDir = %q, want %q", rt.ProfileDir, tc.want)
+			if rt.profiling.on != tc.wantOn || rt.profiling.dir != tc.wantDir {
+				t.Errorf("profiling = %+v, want on %v under %q", rt.profiling, tc.wantOn, tc.wantDir)
 			}
 		})
 	}
 }
 
-// A profiled server writes a period's profile at each GET /stats and the
-// last at shutdown, each a gzipped pprof file that `go tool pprof` reads.
-func TestServeWritesProfiles(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "profiles", "EchoServer___echo_server")
+// profiledServer serves the echo handler profiled under dir until the test
+// calls stop, which returns Serve's error and what the server printed.
+func profiledServer(t *testing.T, dir string) (base string, stop func() (error, string)) {
+	t.Helper()
+	if f := flag.Lookup("test.cpuprofile"); f != nil && f.Value.String() != "" {
+		t.Skip("the test binary is being profiled itself")
+	}
 	rt := testRuntime(io.Discard)
-	rt.ProfileDir = dir
+	rt.profiling = profilingSettings{on: true, dir: dir}
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	t.Cleanup(cancel)
 	out := newListenWatcher()
 	done := make(chan error, 1)
 	go func() { done <- Serve(ctx, rt, echoHandler(nil), out) }()
-	base := out.waitURL(t)
-
-	get := func(method, path string) (int, http.Header, string) {
-		t.Helper()
-		req, err := http.NewRequest(method, base+path, nil)
-		if err != nil {
-			t.Fatal(err)
+	return out.waitURL(t), func() (error, string) {
+		cancel()
+		select {
+		case err := <-done:
+			return err, out.String()
+		case <-time.After(5 * time.Second):
+			t.Fatal("Serve did not return after cancel")
+			return nil, ""
 		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, resp.Header, string(b)
 	}
-	if status, _, body := get(http.MethodGet, "/quick"); status != 200 || body != "done" {
+}
+
+func call(t *testing.T, method, url string) (int, http.Header, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, string(b)
+}
+
+// A profiled server writes a period's profile and the log of all so far at
+// each GET /stats, and the last at shutdown; a relative directory is the
+// server's own, said as an absolute path; a previous run's files go.
+func TestServeWritesProfiles(t *testing.T) {
+	t.Chdir(t.TempDir())
+	dir, _ := filepath.Abs(filepath.Join("profiles", "EchoServer___echo_server"))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"echo_server-3.pprof", "echo_server.log", "other-1.pprof", "echo_server-x.pprof", "echo_server-01.pprof"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("old"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base, stop := profiledServer(t, "profiles")
+
+	for _, stale := range []string{"echo_server-3.pprof", "echo_server.log"} {
+		if _, err := os.Stat(filepath.Join(dir, stale)); !os.IsNotExist(err) {
+			t.Errorf("a previous run's %s is still there (%v)", stale, err)
+		}
+	}
+	for _, kept := range []string{"other-1.pprof", "echo_server-x.pprof", "echo_server-01.pprof"} {
+		if _, err := os.Stat(filepath.Join(dir, kept)); err != nil {
+			t.Errorf("%s, not this server's, was removed: %v", kept, err)
+		}
+	}
+	if status, _, body := call(t, http.MethodGet, base+"/quick"); status != 200 || body != "done" {
 		t.Fatalf("GET /quick = %d %q: the component's routes must still be served", status, body)
 	}
-	if status, _, body := get(http.MethodGet, "/stats"); status != 200 || body != "" {
-		t.Errorf("GET /stats = %d %q, want an empty 200", status, body)
+	if status, h, body := call(t, http.MethodGet, base+"/stats"); status != 200 || body != "" || h.Get("Content-Length") != "0" {
+		t.Errorf("GET /stats = %d %q (Content-Length %q), want an empty 200", status, body, h.Get("Content-Length"))
 	}
-	if status, h, body := get(http.MethodPost, "/stats"); status != 405 || h.Get("Allow") != "GET" || body != `{"detail":"Method Not Allowed"}` {
-		t.Errorf("POST /stats = %d (Allow %q) %q, want FastAPI's 405", status, h.Get("Allow"), body)
+	for _, method := range []string{http.MethodPost, http.MethodHead} {
+		status, h, _ := call(t, method, base+"/stats")
+		if status != 405 || h.Get("Allow") != "GET" {
+			t.Errorf("%s /stats = %d (Allow %q), want FastAPI's 405", method, status, h.Get("Allow"))
+		}
 	}
 	assertProfile(t, filepath.Join(dir, "echo_server-1.pprof"))
+	assertLog(t, filepath.Join(dir, "echo_server.log"))
 	if _, err := os.Stat(filepath.Join(dir, "echo_server-2.pprof")); err != nil {
 		t.Errorf("the second period is not being written: %v", err)
 	}
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("Serve = %v", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Serve did not return after cancel")
+
+	err, printed := stop()
+	if err != nil {
+		t.Fatalf("Serve = %v", err)
 	}
 	assertProfile(t, filepath.Join(dir, "echo_server-2.pprof"))
-	logged := out.String()
+	assertLog(t, filepath.Join(dir, "echo_server.log"))
 	for _, want := range []string{"🔍 Enabled profiling for echo_server\n", "🛑 Stopping profiler for echo_server. Check " + dir + " for the metrics!\n"} {
-		if !strings.Contains(logged, want) {
-			t.Errorf("stdout lacks %q:\n%s", want, logged)
+		if !strings.Contains(printed, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, printed)
 		}
+	}
+}
+
+// A directory gone mid-run is made again; one that cannot be made fails
+// that GET /stats, says so, and the next one starts profiling again.
+func TestProfilingSurvivesItsDirectoryGoing(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "EchoServer___echo_server")
+	base, stop := profiledServer(t, root)
+
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if status, _, body := call(t, http.MethodGet, base+"/stats"); status != 200 {
+		t.Fatalf("GET /stats with the directory gone = %d %q, want it made again", status, body)
+	}
+	assertProfile(t, filepath.Join(dir, "echo_server-1.pprof"))
+	assertLog(t, filepath.Join(dir, "echo_server.log"))
+
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dir, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	status, _, body := call(t, http.MethodGet, base+"/stats")
+	if status != 500 || !strings.Contains(body, "profiling_results_dirpath") || !strings.Contains(body, "runs unprofiled until the next GET /stats") {
+		t.Errorf("GET /stats where the directory cannot be = %d %s", status, body)
+	}
+	if err := os.Remove(dir); err != nil {
+		t.Fatal(err)
+	}
+	if status, _, body := call(t, http.MethodGet, base+"/stats"); status != 200 {
+		t.Fatalf("GET /stats once the directory can be made = %d %q", status, body)
+	}
+	err, printed := stop()
+	if err != nil {
+		t.Fatalf("Serve = %v", err)
+	}
+	assertProfile(t, filepath.Join(dir, "echo_server-3.pprof"))
+	assertLog(t, filepath.Join(dir, "echo_server.log"))
+	if !strings.Contains(printed, "Part of the run went unprofiled: profiling_results_dirpath: ") {
+		t.Errorf("the lost period is not said at the end:\n%s", printed)
 	}
 }
 
@@ -143,13 +235,24 @@ func assertProfile(t *testing.T, path string) {
 	}
 }
 
+func assertLog(t *testing.T, path string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(data), "Clock type: CPU") || !strings.Contains(string(data), "\nname ") {
+		t.Errorf("%s is not the table of CPU time:\n%s", path, data)
+	}
+}
+
 func TestServeProfilingDirectoryUnusable(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "file")
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	rt := testRuntime(io.Discard)
-	rt.ProfileDir = filepath.Join(file, "EchoServer___echo_server")
+	rt.profiling = profilingSettings{on: true, dir: file}
 	err := Serve(context.Background(), rt, echoHandler(nil), io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "profiling_results_dirpath") || !strings.Contains(err.Error(), file) {
 		t.Fatalf("Serve = %v, want an error naming profiling_results_dirpath and %s", err, file)

@@ -45,14 +45,9 @@ type Runtime struct {
 	Port      int
 	DryRun    bool
 	Verbose   bool
-	// ProfileDir is where the server's CPU profile goes when the config
-	// turns on profiling_enabled (<profiling_results_dirpath>/<ServerName>,
-	// relative to the server's directory, as NeMo Gym's is); "" when off.
-	ProfileDir string
-	// profilingErr is a profiling setting Serve cannot use, kept for Serve
-	// to report: a handler built in process (gym eval aggregate's metrics)
-	// profiles nothing and need not fail on it.
-	profilingErr error
+	// profiling is what profiling_enabled and profiling_results_dirpath
+	// ask of Serve.
+	profiling profilingSettings
 	// RunToken is the run's token from GYM_RUN_TOKEN, empty when the
 	// server was started outside gym: Wrap then trusts every client.
 	RunToken string
@@ -108,7 +103,6 @@ func fromEnv(lookupEnv func(string) (string, bool), logOut io.Writer) (*Runtime,
 		}
 		flags[i] = config.Truthy(v)
 	}
-	profileDir, profiling, profilingErr := profilingDir(global, lookupEnv)
 	rt := &Runtime{
 		Instance:       instance,
 		ServerType:     typ,
@@ -119,14 +113,11 @@ func fromEnv(lookupEnv func(string) (string, bool), logOut io.Writer) (*Runtime,
 		Port:           port,
 		DryRun:         flags[0],
 		Verbose:        flags[1],
-		profilingErr:   profilingErr,
+		profiling:      readProfiling(global, lookupEnv),
 	}
 	rt.RunToken, _ = lookupEnv(RunTokenEnv)
 	if reg, ok := lookup(rt.Kind()); ok {
 		rt.ClassName = reg.className
-	}
-	if profiling {
-		rt.ProfileDir = filepath.Join(profileDir, rt.ServerName())
 	}
 	level := slog.LevelInfo
 	if rt.Verbose {
@@ -217,9 +208,10 @@ func Main(ctx context.Context, lookupEnv func(string) (string, bool), stdout io.
 // Connections are served by gym's own HTTP/1.1 loop (h1Server), which hands
 // the unusual ones to net/http's server.
 func Serve(ctx context.Context, rt *Runtime, h http.Handler, stdout io.Writer) error {
-	// Checked in a dry run too, which is for finding such mistakes.
-	if rt.profilingErr != nil {
-		return fmt.Errorf("%s '%s': %w", rt.Kind(), rt.Instance, rt.profilingErr)
+	// Checked in a dry run too (NeMo Gym's reads them only after), since
+	// a dry run is for finding such mistakes.
+	if rt.profiling.err != nil {
+		return fmt.Errorf("%s '%s': %w", rt.Kind(), rt.Instance, rt.profiling.err)
 	}
 	if rt.DryRun {
 		return nil
@@ -242,12 +234,15 @@ func Serve(ctx context.Context, rt *Runtime, h http.Handler, stdout io.Writer) e
 		return fmt.Errorf("%s '%s': listening on %s: %w", rt.Kind(), rt.Instance, addr, err)
 	}
 	var profiler *serverProfiler
-	if rt.ProfileDir != "" {
-		if profiler, err = startProfiling(rt.ProfileDir, rt.Instance, stdout); err != nil {
+	if rt.profiling.on {
+		// Under <Class>___<instance>, NeMo Gym's session key: the class is
+		// known only now for a component built on gymserver.
+		dir := filepath.Join(rt.profiling.dir, rt.ServerName())
+		if profiler, err = startProfiling(dir, rt.Instance, stdout); err != nil {
 			ln.Close()
 			return fmt.Errorf("%s '%s': %w", rt.Kind(), rt.Instance, err)
 		}
-		h = profiler.handler(h, logger)
+		h = profiler.handler(h)
 	}
 	srv := &http.Server{
 		Handler:  Wrap(rt, h),
