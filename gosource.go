@@ -12,7 +12,7 @@ import "embed"
 //go:embed go.mod go.sum
 //go:embed gymserver/*.go
 //go:embed internal/agent/*.go internal/openai/*.go internal/resolve/*.go
-//go:embed internal/resources/*.go internal/server/*.go internal/jsonl/*.go internal/extsort/*.go
+//go:embed internal/resources/*.go internal/server/*.go internal/jsonl/*.go internal/extsort/*.go internal/cpuprofile/*.go
 //go:embed internal/config/*.go internal/config/interp/*.go internal/config/override/*.go
 //go:embed internal/config/pyyaml/*.go internal/config/tree/*.go
 var GoSource embed.FS
