@@ -166,16 +166,18 @@ func TestServeProfilesUnderItsClassName(t *testing.T) {
 	go func() {
 		done <- Serve(ctx, "MyResourcesServer", func(*Runtime) (http.Handler, error) { return http.NotFoundHandler(), nil })
 	}()
-	profile := filepath.Join(dir, "MyResourcesServer___my_rs", "my_rs-1.pprof")
+	// The directory is made as the server starts, the profile as it ends.
+	profiles := filepath.Join(dir, "MyResourcesServer___my_rs")
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if _, err := os.Stat(profile); err == nil {
+		if _, err := os.Stat(profiles); err == nil {
 			break
 		}
 		if time.Now().After(deadline) {
 			cancel()
-			t.Fatalf("no %s after 5 s (Serve: %v)", profile, <-done)
+			t.Fatalf("no %s after 5 s (Serve: %v)", profiles, <-done)
 		}
 	}
+	profile := filepath.Join(profiles, "my_rs-1.pprof")
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@
 package cpuprofile
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
 	"compress/gzip"
@@ -26,63 +27,84 @@ type Tally struct {
 // sample) and in all (anywhere on the sample's stack, once a sample).
 type cost struct {
 	self, total time.Duration
+	lastSample  int // the sample that last added to total, so a recursion counts once
 }
 
-// Add tallies one profile, gzipped as runtime/pprof writes it or not.
+// maxUnzipped bounds a profile's size unzipped; runtime/pprof's are a few
+// megabytes at most.
+const maxUnzipped = 256 << 20
+
+// framesPerByte bounds the frames a profile's samples may come to, for its
+// size: a location may list many functions and a sample name a location
+// many times, so a few damaged bytes could stand for stacks without end,
+// where runtime/pprof's come to about a frame a byte.
+const framesPerByte = 16
+
+// Add tallies one profile, gzipped as runtime/pprof writes it or not. A
+// profile it cannot read changes nothing.
 func (t *Tally) Add(profile []byte) error {
 	if bytes.HasPrefix(profile, []byte{0x1f, 0x8b}) {
 		r, err := gzip.NewReader(bytes.NewReader(profile))
 		if err != nil {
-			return fmt.Errorf("reading the profile: %w", err)
+			return err
 		}
-		if profile, err = io.ReadAll(r); err != nil {
-			return fmt.Errorf("reading the profile: %w", err)
+		if profile, err = io.ReadAll(io.LimitReader(r, maxUnzipped+1)); err != nil {
+			return err
+		}
+		if len(profile) > maxUnzipped {
+			return fmt.Errorf("it is over %d MiB unzipped", maxUnzipped>>20)
 		}
 	}
 	p, err := decode(profile)
 	if err != nil {
-		return fmt.Errorf("reading the profile: %w", err)
+		return err
 	}
 	return t.add(p)
 }
 
+// add checks p whole before it tallies any of it.
 func (t *Tally) add(p *profile) error {
-	if t.functions == nil {
-		t.functions = map[string]*cost{}
-	}
 	valueAt, err := p.cpuValue()
 	if err != nil {
 		return err
 	}
-	// A location may list many functions and a sample name a location
-	// many times, so a few damaged bytes could stand for stacks without
-	// end; a real profile's come to a few frames a byte at most.
-	budget := 64*p.size + 4096
+	budget := framesPerByte*p.size + 4096
 	for _, s := range p.samples {
 		if valueAt >= len(s.values) {
-			return fmt.Errorf("reading the profile: a sample has %d values, not the %d its types name", len(s.values), len(p.sampleTypes))
+			return fmt.Errorf("a sample has %d values, not the %d its types name", len(s.values), len(p.sampleTypes))
 		}
-		stack := p.stack(s, budget)
-		if budget -= len(stack); budget < 0 {
-			return fmt.Errorf("reading the profile: its samples' stacks come to more frames than a profile of %d bytes can hold", p.size)
+		if s.values[valueAt] < 0 {
+			return fmt.Errorf("a sample has a negative CPU time (%d ns)", s.values[valueAt])
 		}
+		if budget -= p.frames(s); budget < 0 {
+			return fmt.Errorf("its samples' stacks come to more frames than a profile of %d bytes can hold", p.size)
+		}
+	}
+	if t.functions == nil {
+		t.functions = map[string]*cost{}
+	}
+	for i, s := range p.samples {
 		spent := time.Duration(s.values[valueAt])
 		t.sampled += spent
-		seen := map[string]bool{}
-		for i, name := range stack {
+		leaf := true
+		p.eachFrame(s, func(name string) {
 			c := t.functions[name]
 			if c == nil {
 				c = &cost{}
 				t.functions[name] = c
 			}
-			if i == 0 {
+			if leaf {
 				c.self += spent
+				leaf = false
 			}
-			if !seen[name] {
-				seen[name] = true
+			if c.lastSample != i+1 {
+				c.lastSample = i + 1
 				c.total += spent
 			}
-		}
+		})
+	}
+	for _, c := range t.functions {
+		c.lastSample = 0
 	}
 	if p.period > 0 {
 		t.period = p.period
@@ -90,16 +112,20 @@ func (t *Tally) add(p *profile) error {
 	return nil
 }
 
+// nameWidth is the name column's width, as NeMo Gym's yappi table has it:
+// a longer name runs into the columns after it.
+const nameWidth = 200
+
 // WriteTable writes the functions by their total time, longest first, a
 // line each: the name, then the seconds in the function itself (tsub)
-// and in it and what it called (ttot), NeMo Gym's column names for the
-// same two times (it also counts calls, which a sampling profile cannot).
+// and in it and what it called (ttot), the two times of yappi's table
+// that a sampling profile has (not its call counts).
 func (t *Tally) WriteTable(w io.Writer) error {
 	names := make([]string, 0, len(t.functions))
 	width := len("name")
 	for name := range t.functions {
 		names = append(names, name)
-		width = max(width, len(name))
+		width = max(width, min(len(name), nameWidth))
 	}
 	slices.SortFunc(names, func(a, b string) int {
 		if c := cmp.Compare(t.functions[b].total, t.functions[a].total); c != 0 {
@@ -107,15 +133,14 @@ func (t *Tally) WriteTable(w io.Writer) error {
 		}
 		return cmp.Compare(a, b)
 	})
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "Clock type: CPU, sampled every %v (%.2fs in all)\nOrdered by: totaltime, desc\n\n", time.Duration(t.period), t.sampled.Seconds())
-	fmt.Fprintf(&b, "%-*s  %10s  %10s\n", width, "name", "tsub", "ttot")
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "Clock type: CPU, sampled every %v (%.2fs in all)\nOrdered by: totaltime, desc\n\n", time.Duration(t.period), t.sampled.Seconds())
+	fmt.Fprintf(bw, "%-*s  %10s  %10s\n", width, "name", "tsub", "ttot")
 	for _, name := range names {
 		c := t.functions[name]
-		fmt.Fprintf(&b, "%-*s  %10.6f  %10.6f\n", width, name, c.self.Seconds(), c.total.Seconds())
+		fmt.Fprintf(bw, "%-*s  %10.6f  %10.6f\n", width, name, c.self.Seconds(), c.total.Seconds())
 	}
-	_, err := w.Write(b.Bytes())
-	return err
+	return bw.Flush()
 }
 
 // profile is what the table needs of a profile.proto message.
@@ -144,7 +169,7 @@ func (p *profile) cpuValue() (int, error) {
 			return i, nil
 		}
 	}
-	return 0, errors.New("reading the profile: it has no cpu/nanoseconds values: not a CPU profile")
+	return 0, errors.New("it has no cpu/nanoseconds values: not a CPU profile")
 }
 
 func (p *profile) str(i int64) string {
@@ -154,17 +179,22 @@ func (p *profile) str(i int64) string {
 	return p.strings[i]
 }
 
-// stack is a sample's function names, innermost first, up to limit + 1 of
-// them; a location or function the profile does not define reads as "?".
-func (p *profile) stack(s sample, limit int) []string {
-	var names []string
+// frames is how many frames eachFrame gives s.
+func (p *profile) frames(s sample) int {
+	n := 0
 	for _, id := range s.locations {
-		if len(names) > limit {
-			break
-		}
-		fns, ok := p.locations[id]
-		if !ok {
-			names = append(names, "?")
+		n += max(len(p.locations[id]), 1)
+	}
+	return n
+}
+
+// eachFrame gives a sample's function names, innermost first; a location
+// or function the profile does not name reads as "?".
+func (p *profile) eachFrame(s sample, frame func(name string)) {
+	for _, id := range s.locations {
+		fns := p.locations[id]
+		if len(fns) == 0 {
+			frame("?")
 			continue
 		}
 		for _, fn := range fns {
@@ -172,8 +202,7 @@ func (p *profile) stack(s sample, limit int) []string {
 			if i, ok := p.functions[fn]; ok && p.str(i) != "" {
 				name = p.str(i)
 			}
-			names = append(names, name)
+			frame(name)
 		}
 	}
-	return names
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -74,31 +73,34 @@ func readProfiling(global *tree.Node, lookupEnv func(string) (string, bool)) pro
 // serverProfiler is profiling_enabled for a Go server: a CPU profile from
 // the moment the server listens to its shutdown. NeMo Gym's Python servers
 // write yappi's statistics; a Go server writes its CPU profile in pprof's
-// format (`go tool pprof`), and beside it <name>.log, the table of CPU
-// time per function NeMo Gym's log has, over the whole run so far. GET
+// format (`go tool pprof`), and beside it <name>.log, a table of CPU time
+// per function in the layout of yappi's, over the whole run so far. GET
 // /stats writes both, as NeMo Gym's does; since Go writes a CPU profile
-// only when it stops, each write ends a period and the next period goes to
-// the next file: <name>-1.pprof, <name>-2.pprof and so on, which `go tool
-// pprof` reads together as one profile.
+// only when it stops, each write ends a period and the period's profile
+// goes to a file of its own: <name>-1.pprof, <name>-2.pprof and so on,
+// which `go tool pprof` reads together as one profile.
 type serverProfiler struct {
 	dir, name string
 	out       io.Writer // the server's standard output, where NeMo Gym prints its profiler's lines
 
 	mu      sync.Mutex
-	periods int
-	running *os.File // the running period's file; nil between a failed start and the next
+	periods int           // started so far
+	running *bytes.Buffer // the running period's profile; nil between a failed start and the next
 	stopped bool
 	tally   cpuprofile.Tally
 	lost    error // why a period could not start, said again as the server stops
 }
 
-// startProfiling starts the first period's profile in dir, taking the
-// place of a previous run's files, as NeMo Gym's overwrite theirs.
+// startProfiling makes dir, takes the place of a previous run's files (as
+// NeMo Gym's first write overwrites its) and starts the first period.
 func startProfiling(dir, name string, out io.Writer) (*serverProfiler, error) {
 	// The absolute path is for the line that says where the profile is;
 	// the relative one works as well if there is none.
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("%s: %w", profilingDirKey, err)
 	}
 	p := &serverProfiler{dir: dir, name: name, out: out}
 	if err := p.removePrevious(); err != nil {
@@ -115,9 +117,6 @@ func startProfiling(dir, name string, out io.Writer) (*serverProfiler, error) {
 // that what the directory holds is this run's.
 func (p *serverProfiler) removePrevious() error {
 	entries, err := os.ReadDir(p.dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", profilingDirKey, err)
 	}
@@ -144,74 +143,70 @@ func (p *serverProfiler) isOwnFile(name string) bool {
 	return err == nil && n > 0 && strconv.Itoa(n) == k
 }
 
-// begin starts the next period, making the directory again if it went.
+// begin starts the next period's profile, in memory until it ends.
 func (p *serverProfiler) begin() error {
-	if err := os.MkdirAll(p.dir, 0o755); err != nil {
-		return fmt.Errorf("%s: %w", profilingDirKey, err)
-	}
-	path := filepath.Join(p.dir, p.name+"-"+strconv.Itoa(p.periods+1)+".pprof")
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("%s: %w", profilingDirKey, err)
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		os.Remove(path)
+	var buf bytes.Buffer
+	if err := pprof.StartCPUProfile(&buf); err != nil {
 		return fmt.Errorf("profiling %s: another CPU profile is already running in this process: %w", p.name, err)
 	}
 	p.periods++
-	p.running = f
+	p.running = &buf
 	return nil
 }
 
-// end writes the running period's profile and the log of all periods.
+// end writes the running period's profile and the log of all periods. A
+// file goes in whole or not at all, so another server writing the same
+// names (a second run with the same directory) never mixes its bytes in.
 func (p *serverProfiler) end() error {
 	if p.running == nil {
 		return nil
 	}
 	pprof.StopCPUProfile()
-	f := p.running
+	data := p.running.Bytes()
 	p.running = nil
-	// Read back through the descriptor: the file may have gone with its
-	// directory during the period.
-	_, err := f.Seek(0, io.SeekStart)
-	var data []byte
-	if err == nil {
-		data, err = io.ReadAll(f)
-	}
-	if closeErr := f.Close(); err == nil {
-		err = closeErr
-	}
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", f.Name(), err)
-	}
-	if _, err := os.Stat(f.Name()); errors.Is(err, fs.ErrNotExist) {
-		if err := p.write(filepath.Base(f.Name()), data); err != nil {
-			return err
-		}
+	file := p.name + "-" + strconv.Itoa(p.periods) + ".pprof"
+	var errs []error
+	if err := p.write(file, data); err != nil {
+		errs = append(errs, fmt.Errorf("period %d's profile was not written: %w", p.periods, err))
 	}
 	if err := p.tally.Add(data); err != nil {
-		return fmt.Errorf("reading back %s: %w", f.Name(), err)
+		errs = append(errs, fmt.Errorf("reading period %d's profile for %s.log: %w", p.periods, p.name, err))
 	}
 	var table bytes.Buffer
 	p.tally.WriteTable(&table)
-	return p.write(p.name+".log", table.Bytes())
+	if err := p.write(p.name+".log", table.Bytes()); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
 }
 
-// write writes one of the profiler's files, making the directory again if
-// it went, as NeMo Gym's profiler does at each write.
+// write puts one of the profiler's files in its directory, whole, making
+// the directory again if it went, as NeMo Gym's profiler does at each
+// write.
 func (p *serverProfiler) write(name string, data []byte) error {
 	if err := os.MkdirAll(p.dir, 0o755); err != nil {
 		return fmt.Errorf("%s: %w", profilingDirKey, err)
 	}
-	if err := os.WriteFile(filepath.Join(p.dir, name), data, 0o644); err != nil {
+	tmp, err := os.CreateTemp(p.dir, "."+name+"-*")
+	if err != nil {
 		return fmt.Errorf("%s: %w", profilingDirKey, err)
+	}
+	_, err = tmp.Write(data)
+	if closeErr := tmp.Close(); err == nil {
+		err = closeErr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), filepath.Join(p.dir, name))
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("%s: writing %s: %w", profilingDirKey, name, err)
 	}
 	return nil
 }
 
-// dump writes the profile so far and goes on profiling into the next file.
-// A period that could not start is tried again here.
+// dump writes the profile so far and goes on profiling into the next
+// period. A period that could not start is tried again here.
 func (p *serverProfiler) dump() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()

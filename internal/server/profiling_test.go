@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -163,9 +165,6 @@ func TestServeWritesProfiles(t *testing.T) {
 	}
 	assertProfile(t, filepath.Join(dir, "echo_server-1.pprof"))
 	assertLog(t, filepath.Join(dir, "echo_server.log"))
-	if _, err := os.Stat(filepath.Join(dir, "echo_server-2.pprof")); err != nil {
-		t.Errorf("the second period is not being written: %v", err)
-	}
 
 	err, printed := stop()
 	if err != nil {
@@ -181,7 +180,7 @@ func TestServeWritesProfiles(t *testing.T) {
 }
 
 // A directory gone mid-run is made again; one that cannot be made fails
-// that GET /stats, says so, and the next one starts profiling again.
+// that GET /stats, which says whose profile was lost, and profiling goes on.
 func TestProfilingSurvivesItsDirectoryGoing(t *testing.T) {
 	root := t.TempDir()
 	dir := filepath.Join(root, "EchoServer___echo_server")
@@ -203,7 +202,7 @@ func TestProfilingSurvivesItsDirectoryGoing(t *testing.T) {
 		t.Fatal(err)
 	}
 	status, _, body := call(t, http.MethodGet, base+"/stats")
-	if status != 500 || !strings.Contains(body, "profiling_results_dirpath") || !strings.Contains(body, "runs unprofiled until the next GET /stats") {
+	if status != 500 || !strings.Contains(body, "period 2's profile was not written: profiling_results_dirpath: ") {
 		t.Errorf("GET /stats where the directory cannot be = %d %s", status, body)
 	}
 	if err := os.Remove(dir); err != nil {
@@ -212,14 +211,107 @@ func TestProfilingSurvivesItsDirectoryGoing(t *testing.T) {
 	if status, _, body := call(t, http.MethodGet, base+"/stats"); status != 200 {
 		t.Fatalf("GET /stats once the directory can be made = %d %q", status, body)
 	}
-	err, printed := stop()
-	if err != nil {
-		t.Fatalf("Serve = %v", err)
+	if err, printed := stop(); err != nil {
+		t.Fatalf("Serve = %v\n%s", err, printed)
 	}
-	assertProfile(t, filepath.Join(dir, "echo_server-3.pprof"))
+	for _, k := range []string{"3", "4"} {
+		assertProfile(t, filepath.Join(dir, "echo_server-"+k+".pprof"))
+	}
 	assertLog(t, filepath.Join(dir, "echo_server.log"))
-	if !strings.Contains(printed, "Part of the run went unprofiled: profiling_results_dirpath: ") {
-		t.Errorf("the lost period is not said at the end:\n%s", printed)
+}
+
+// A period that cannot start (another CPU profile holds the process's
+// profiler) is tried again at the next GET /stats, and the gap is said as
+// the server stops.
+func TestProfilingAPeriodThatCannotStart(t *testing.T) {
+	if f := flag.Lookup("test.cpuprofile"); f != nil && f.Value.String() != "" {
+		t.Skip("the test binary is being profiled itself")
+	}
+	dir := t.TempDir()
+	var out bytes.Buffer
+	p, err := startProfiling(dir, "srv", &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.end(); err != nil {
+		t.Fatal(err)
+	}
+	var other bytes.Buffer
+	if err := pprof.StartCPUProfile(&other); err != nil {
+		t.Fatal(err)
+	}
+	err = p.dump()
+	pprof.StopCPUProfile()
+	if err == nil || !strings.Contains(err.Error(), "another CPU profile is already running") || !strings.Contains(err.Error(), "runs unprofiled until the next GET /stats") {
+		t.Fatalf("dump with the profiler taken = %v", err)
+	}
+	if _, err := startProfiling(t.TempDir(), "srv", io.Discard); err != nil {
+		t.Fatalf("the profiler was left taken: %v", err)
+	}
+	pprof.StopCPUProfile()
+	if err := p.dump(); err != nil {
+		t.Fatalf("the next dump = %v", err)
+	}
+	if err := p.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "Part of the run went unprofiled: profiling srv: another CPU profile is already running") {
+		t.Errorf("the gap is not said at the end:\n%s", out.String())
+	}
+	assertProfile(t, filepath.Join(dir, "srv-2.pprof"))
+}
+
+//go:noinline
+func burnFirst() uint64 { return burn() }
+
+//go:noinline
+func burnSecond() uint64 { return burn() }
+
+// burn spends a fixed amount of CPU (some 100 ms), however busy the
+// machine is.
+func burn() uint64 {
+	x := uint64(1)
+	for i := range uint64(1e8) {
+		x = x*6364136223846793005 + i
+	}
+	return x
+}
+
+// The log covers every period; after the server stops, GET /stats starts
+// no profile that would never end.
+func TestProfilerLogCoversTheWholeRun(t *testing.T) {
+	if f := flag.Lookup("test.cpuprofile"); f != nil && f.Value.String() != "" {
+		t.Skip("the test binary is being profiled itself")
+	}
+	dir := t.TempDir()
+	var out bytes.Buffer
+	p, err := startProfiling(dir, "srv", &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := burnFirst()
+	if err := p.dump(); err != nil {
+		t.Fatal(err)
+	}
+	sink += burnSecond()
+	if err := p.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.dump(); err == nil || !strings.Contains(err.Error(), "stopping") {
+		t.Errorf("GET /stats after the stop = %v", err)
+	}
+	log, err := os.ReadFile(filepath.Join(dir, "srv.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fn := range []string{"server.burnFirst ", "server.burnSecond "} {
+		if !strings.Contains(string(log), fn) {
+			t.Errorf("the log lacks %s (sink %d):\n%s", fn, sink, log)
+		}
+	}
+	names, _ := filepath.Glob(filepath.Join(dir, "*"))
+	if want := []string{filepath.Join(dir, "srv-1.pprof"), filepath.Join(dir, "srv-2.pprof"), filepath.Join(dir, "srv.log")}; !slices.Equal(names, want) {
+		t.Errorf("files %q, want %q", names, want)
 	}
 }
 

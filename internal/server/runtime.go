@@ -262,7 +262,10 @@ func Serve(ctx context.Context, rt *Runtime, h http.Handler, stdout io.Writer) e
 	go func() { served <- h1.Serve(ln) }()
 	select {
 	case err := <-served:
-		return errors.Join(fmt.Errorf("%s '%s': %w", rt.Kind(), rt.Instance, err), profiler.stop())
+		if stopErr := profiler.stop(); stopErr != nil {
+			err = errors.Join(err, stopErr)
+		}
+		return fmt.Errorf("%s '%s': %w", rt.Kind(), rt.Instance, err)
 	case <-ctx.Done():
 	}
 	graceCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
@@ -274,7 +277,10 @@ func Serve(ctx context.Context, rt *Runtime, h http.Handler, stdout io.Writer) e
 		h1.Close()
 	}
 	<-served
-	return profiler.stop()
+	if err := profiler.stop(); err != nil {
+		return fmt.Errorf("%s '%s': %w", rt.Kind(), rt.Instance, err)
+	}
+	return nil
 }
 
 // ServeBare serves h on ln over the HTTP/1.1 loop Serve uses, with nothing
