@@ -84,13 +84,33 @@ func TestProfilingSettings(t *testing.T) {
 	}
 }
 
-// profiledServer serves the echo handler profiled under dir until the test
-// calls stop, which returns Serve's error and what the server printed.
-func profiledServer(t *testing.T, dir string) (base string, stop func() (error, string)) {
+// skipWhenProfiled skips a test that needs the process's CPU profiler
+// when `go test -cpuprofile` holds it.
+func skipWhenProfiled(t *testing.T) {
 	t.Helper()
 	if f := flag.Lookup("test.cpuprofile"); f != nil && f.Value.String() != "" {
 		t.Skip("the test binary is being profiled itself")
 	}
+}
+
+// startTestProfiler starts a profiler of the server "srv" in a temporary
+// directory, printing to out.
+func startTestProfiler(t *testing.T) (p *serverProfiler, dir string, out *bytes.Buffer) {
+	t.Helper()
+	skipWhenProfiled(t)
+	dir, out = t.TempDir(), &bytes.Buffer{}
+	p, err := startProfiling(dir, "srv", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, dir, out
+}
+
+// profiledServer serves the echo handler profiled under dir until the test
+// calls stop, which returns Serve's error and what the server printed.
+func profiledServer(t *testing.T, dir string) (base string, stop func() (error, string)) {
+	t.Helper()
+	skipWhenProfiled(t)
 	rt := testRuntime(io.Discard)
 	rt.profiling = profilingSettings{on: true, dir: dir}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -224,15 +244,7 @@ func TestProfilingSurvivesItsDirectoryGoing(t *testing.T) {
 // profiler) is tried again at the next GET /stats, and the gap is said as
 // the server stops.
 func TestProfilingAPeriodThatCannotStart(t *testing.T) {
-	if f := flag.Lookup("test.cpuprofile"); f != nil && f.Value.String() != "" {
-		t.Skip("the test binary is being profiled itself")
-	}
-	dir := t.TempDir()
-	var out bytes.Buffer
-	p, err := startProfiling(dir, "srv", &out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, dir, out := startTestProfiler(t)
 	if err := p.end(); err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +252,7 @@ func TestProfilingAPeriodThatCannotStart(t *testing.T) {
 	if err := pprof.StartCPUProfile(&other); err != nil {
 		t.Fatal(err)
 	}
-	err = p.dump()
+	err := p.dump()
 	pprof.StopCPUProfile()
 	if err == nil || !strings.Contains(err.Error(), "another CPU profile is already running") || !strings.Contains(err.Error(), "runs unprofiled until the next GET /stats") {
 		t.Fatalf("dump with the profiler taken = %v", err)
@@ -280,15 +292,7 @@ func burn() uint64 {
 // The log covers every period; after the server stops, GET /stats starts
 // no profile that would never end.
 func TestProfilerLogCoversTheWholeRun(t *testing.T) {
-	if f := flag.Lookup("test.cpuprofile"); f != nil && f.Value.String() != "" {
-		t.Skip("the test binary is being profiled itself")
-	}
-	dir := t.TempDir()
-	var out bytes.Buffer
-	p, err := startProfiling(dir, "srv", &out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, dir, _ := startTestProfiler(t)
 	sink := burnFirst()
 	if err := p.dump(); err != nil {
 		t.Fatal(err)
