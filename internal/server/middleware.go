@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -46,7 +47,9 @@ func Handle(h HandlerFunc) http.Handler {
 // the session cookie, and `GET /` liveness. Serve calls it; tests of a
 // component call it to see what a client sees. rt.ServerName() must be a
 // valid cookie name (Serve checks).
-func Wrap(rt *Runtime, h http.Handler) http.Handler {
+func Wrap(rt *Runtime, h http.Handler) http.Handler { return wrap(rt, h) }
+
+func wrap(rt *Runtime, h http.Handler) *middleware {
 	name := rt.ServerName()
 	return &middleware{next: h, name: name, logger: loggerOf(rt), cookie: newSessionCookie(name), runToken: rt.RunToken}
 }
@@ -57,6 +60,7 @@ type middleware struct {
 	logger   *slog.Logger
 	cookie   *sessionCookie
 	runToken string
+	access   io.Writer // uvicorn_logging_show_200_ok: where a line per request goes; nil for none
 }
 
 type ctxKey struct{}
@@ -105,6 +109,10 @@ func TokenCapture(r *http.Request) bool {
 
 func (m *middleware) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	st := &requestState{mw: m, tw: trackingWriter{w: w}}
+	if m.access != nil {
+		// Deferred first, so it runs last: after a panic's 500.
+		defer m.logAccess(r, &st.tw)
+	}
 	defer func() {
 		if v := recover(); v != nil {
 			st.recovered(r, v)
@@ -138,6 +146,19 @@ func (m *middleware) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	m.next.ServeHTTP(&st.tw, r)
+}
+
+// logAccess writes the request's line of uvicorn's access log, which NeMo
+// Gym's servers write when uvicorn_logging_show_200_ok is on: the client,
+// the request line as it came (with the rollout prefix and the query) and
+// the status, once the handler is done. A response that never began went
+// out as net/http's 200.
+func (m *middleware) logAccess(r *http.Request, tw *trackingWriter) {
+	status := tw.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	fmt.Fprintf(m.access, "INFO:     %s - \"%s %s HTTP/%d.%d\" %d %s\n", r.RemoteAddr, r.Method, r.RequestURI, r.ProtoMajor, r.ProtoMinor, status, http.StatusText(status))
 }
 
 // recovered maps a panic the way NeMo Gym maps a non-Exception throwable.
@@ -217,25 +238,34 @@ func jsonString(s string) []byte {
 type trackingWriter struct {
 	w       http.ResponseWriter
 	started bool
+	status  int // the final status sent; 0 until the response starts
 }
 
 func (t *trackingWriter) Header() http.Header { return t.w.Header() }
 
 func (t *trackingWriter) WriteHeader(code int) {
 	if code >= 200 || code == http.StatusSwitchingProtocols {
-		t.started = true
+		t.begin(code)
 	}
 	t.w.WriteHeader(code)
 }
 
+// begin records that the response started, with status unless it had
+// started already.
+func (t *trackingWriter) begin(status int) {
+	if !t.started {
+		t.started, t.status = true, status
+	}
+}
+
 func (t *trackingWriter) Write(b []byte) (int, error) {
-	t.started = true
+	t.begin(http.StatusOK)
 	return t.w.Write(b)
 }
 
 // Flush keeps synthesized SSE streams flowing through the wrapper.
 func (t *trackingWriter) Flush() {
-	t.started = true
+	t.begin(http.StatusOK)
 	if f, ok := t.w.(http.Flusher); ok {
 		f.Flush()
 	}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -453,5 +454,69 @@ func TestDecodeJSONShortBodyIsReadAsSent(t *testing.T) {
 	var raw json.RawMessage
 	if err := DecodeJSON(r, &raw); err != nil || string(raw) != "{}" {
 		t.Errorf("DecodeJSON = %q, %v; want {}", raw, err)
+	}
+}
+
+// uvicorn_logging_show_200_ok: a line of uvicorn's access log a request,
+// with the request line as it came and the status that went out.
+func TestAccessLog(t *testing.T) {
+	m := wrap(testRuntime(io.Discard), echoHandler(nil))
+	var lines bytes.Buffer
+	m.access = &lines
+	for _, tc := range []struct {
+		method, target, body, want string
+	}{
+		{"GET", "/", "", `"GET / HTTP/1.1" 200 OK`},
+		{"POST", "/ng-rollout/7-0/echo?x=1", `{"a":1}`, `"POST /ng-rollout/7-0/echo?x=1 HTTP/1.1" 200 OK`},
+		{"POST", "/echo", `{"a":}`, `"POST /echo HTTP/1.1" 422 Unprocessable Entity`},
+		{"GET", "/nowhere", "", `"GET /nowhere HTTP/1.1" 404 Not Found`},
+		{"GET", "/fail/panic", "", `"GET /fail/panic HTTP/1.1" 500 Internal Server Error`},
+		{"GET", "/fail/upstream", "", `"GET /fail/upstream HTTP/1.1" 401 Unauthorized`},
+	} {
+		lines.Reset()
+		req := httptest.NewRequest(tc.method, tc.target, strings.NewReader(tc.body))
+		m.ServeHTTP(httptest.NewRecorder(), req)
+		if want := "INFO:     192.0.2.1:1234 - " + tc.want + "\n"; lines.String() != want {
+			t.Errorf("%s %s logged %q, want %q", tc.method, tc.target, lines.String(), want)
+		}
+	}
+}
+
+// A handler that writes nothing sends net/http's 200, and its line says so.
+func TestAccessLogOfAnEmptyAnswer(t *testing.T) {
+	m := wrap(testRuntime(io.Discard), http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	var lines bytes.Buffer
+	m.access = &lines
+	m.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("DELETE", "/x", nil))
+	if want := "INFO:     192.0.2.1:1234 - \"DELETE /x HTTP/1.1\" 200 OK\n"; lines.String() != want {
+		t.Errorf("logged %q, want %q", lines.String(), want)
+	}
+}
+
+// Serve writes the access log to the server's standard output when the
+// config asks for it, and not otherwise.
+func TestServeAccessLog(t *testing.T) {
+	for _, on := range []bool{true, false} {
+		rt := testRuntime(io.Discard)
+		rt.serving.accessLog = on
+		ctx, cancel := context.WithCancel(context.Background())
+		out := newListenWatcher()
+		done := make(chan error, 1)
+		go func() { done <- Serve(ctx, rt, echoHandler(nil), out) }()
+		base := out.waitURL(t)
+		resp, err := http.Get(base + "/quick")
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		line := ` - "GET /quick HTTP/1.1" 200 OK` + "\n"
+		if strings.Contains(out.String(), line) != on || strings.Contains(out.String(), "INFO:     ") != on {
+			t.Errorf("access log %v: the server printed\n%s", on, out.String())
+		}
 	}
 }

@@ -13,62 +13,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/nemo-gym-go/gym/internal/config"
-	"github.com/nemo-gym-go/gym/internal/config/tree"
 	"github.com/nemo-gym-go/gym/internal/cpuprofile"
 )
-
-// NeMo Gym's server profiling switches, top-level keys of the config.
-const (
-	profilingEnabledKey = "profiling_enabled"
-	profilingDirKey     = "profiling_results_dirpath"
-)
-
-// profilingSettings are the two keys as a server read them: on, the
-// directory its profile goes under (relative to the server's own), and
-// what was wrong with them, which Serve reports: a handler built in
-// process (gym eval aggregate's metrics) profiles nothing and need not
-// fail on it.
-type profilingSettings struct {
-	on  bool
-	dir string
-	err error
-}
-
-// readProfiling reads profiling_enabled and profiling_results_dirpath as
-// NeMo Gym's servers validate them, a bool and an optional string, both
-// checked whether profiling is on or not; only the missing directory of a
-// profiling server, which NeMo Gym fails on with a TypeError, gets gym's
-// own words.
-func readProfiling(global *tree.Node, lookupEnv func(string) (string, bool)) profilingSettings {
-	enabled, err := config.ResolveGlobal(global, profilingEnabledKey, lookupEnv)
-	if err != nil {
-		return profilingSettings{err: err}
-	}
-	var on bool
-	if enabled != nil {
-		var ok bool
-		if on, ok = config.LaxBoolOK(enabled); !ok {
-			_, err := config.LaxBool(enabled)
-			if err == nil { // null, which LaxBool reads as false
-				err = errors.New("Input should be a valid boolean")
-			}
-			return profilingSettings{err: fmt.Errorf("%s: %w", profilingEnabledKey, err)}
-		}
-	}
-	dir, err := config.ResolveGlobal(global, profilingDirKey, lookupEnv)
-	switch {
-	case err != nil:
-		return profilingSettings{err: err}
-	case dir != nil && dir.Kind != tree.Null && dir.Kind != tree.String:
-		return profilingSettings{err: fmt.Errorf("%s: Input should be a valid string, got %s", profilingDirKey, describe(dir))}
-	case on && (dir == nil || dir.Kind == tree.Null):
-		return profilingSettings{err: fmt.Errorf("%s is true but %s is not set: name the directory the servers' profiles go under (+%s=profiles, say)", profilingEnabledKey, profilingDirKey, profilingDirKey)}
-	case !on:
-		return profilingSettings{}
-	}
-	return profilingSettings{on: true, dir: dir.Str}
-}
 
 // serverProfiler is profiling_enabled for a Go server: a CPU profile from
 // the moment the server listens to its shutdown. NeMo Gym's Python servers

@@ -17,15 +17,16 @@ import (
 	"github.com/nemo-gym-go/gym/internal/config"
 )
 
-func TestProfilingSettings(t *testing.T) {
+func TestServeSettings(t *testing.T) {
 	const echo = "echo_server: {test_servers: {echo: {host: 127.0.0.1, port: 0}}}\n"
 	for _, tc := range []struct {
-		name    string
-		dict    string
-		env     map[string]string
-		wantOn  bool
-		wantDir string
-		wantErr []string // Serve's, in a dry run
+		name          string
+		dict          string
+		env           map[string]string
+		wantOn        bool
+		wantDir       string
+		wantAccessLog bool
+		wantErr       []string // Serve's, in a dry run
 	}{
 		{name: "off when absent", dict: echo},
 		{name: "off when false, whatever the directory", dict: "profiling_enabled: false\nprofiling_results_dirpath: p\n" + echo},
@@ -49,6 +50,10 @@ func TestProfilingSettings(t *testing.T) {
 		{name: "not a string, profiling off", dict: "profiling_results_dirpath: 5\n" + echo, wantErr: []string{"profiling_results_dirpath: Input should be a valid string"}},
 		{name: "an unset variable, profiling off", dict: "profiling_results_dirpath: ${oc.env:NOPE}\n" + echo, wantErr: []string{"NOPE"}},
 		{name: "an unset variable", dict: "profiling_enabled: ${oc.env:NOPE}\n" + echo, wantErr: []string{"NOPE"}},
+		{name: "the access log", dict: "uvicorn_logging_show_200_ok: true\n" + echo, wantAccessLog: true},
+		{name: "the access log off", dict: "uvicorn_logging_show_200_ok: 'off'\n" + echo},
+		{name: "the access log null", dict: "uvicorn_logging_show_200_ok: null\n" + echo, wantErr: []string{"uvicorn_logging_show_200_ok: Input should be a valid boolean"}},
+		{name: "the access log not a bool", dict: "uvicorn_logging_show_200_ok: [1]\n" + echo, wantErr: []string{"uvicorn_logging_show_200_ok: Input should be a valid boolean"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := map[string]string{config.ConfigDictEnv: tc.dict, config.ConfigPathEnv: "echo_server"}
@@ -65,7 +70,7 @@ func TestProfilingSettings(t *testing.T) {
 			err = Serve(context.Background(), rt, echoHandler(nil), io.Discard)
 			if len(tc.wantErr) > 0 {
 				if err == nil {
-					t.Fatalf("a dry run passed; profiling %+v", rt.profiling)
+					t.Fatalf("a dry run passed; settings %+v", rt.serving)
 				}
 				for _, want := range append(tc.wantErr, "test_servers/echo 'echo_server': ") {
 					if !strings.Contains(err.Error(), want) {
@@ -77,8 +82,8 @@ func TestProfilingSettings(t *testing.T) {
 			if err != nil {
 				t.Fatalf("a dry run = %v", err)
 			}
-			if rt.profiling.on != tc.wantOn || rt.profiling.dir != tc.wantDir {
-				t.Errorf("profiling = %+v, want on %v under %q", rt.profiling, tc.wantOn, tc.wantDir)
+			if rt.serving.profiling != tc.wantOn || rt.serving.profileDir != tc.wantDir || rt.serving.accessLog != tc.wantAccessLog {
+				t.Errorf("settings = %+v, want profiling %v under %q, access log %v", rt.serving, tc.wantOn, tc.wantDir, tc.wantAccessLog)
 			}
 		})
 	}
@@ -112,7 +117,7 @@ func profiledServer(t *testing.T, dir string) (base string, stop func() (error, 
 	t.Helper()
 	skipWhenProfiled(t)
 	rt := testRuntime(io.Discard)
-	rt.profiling = profilingSettings{on: true, dir: dir}
+	rt.serving = serveSettings{profiling: true, profileDir: dir}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	out := newListenWatcher()
@@ -348,7 +353,7 @@ func TestServeProfilingDirectoryUnusable(t *testing.T) {
 		t.Fatal(err)
 	}
 	rt := testRuntime(io.Discard)
-	rt.profiling = profilingSettings{on: true, dir: file}
+	rt.serving = serveSettings{profiling: true, profileDir: file}
 	err := Serve(context.Background(), rt, echoHandler(nil), io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "profiling_results_dirpath") || !strings.Contains(err.Error(), file) {
 		t.Fatalf("Serve = %v, want an error naming profiling_results_dirpath and %s", err, file)

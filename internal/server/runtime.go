@@ -45,9 +45,9 @@ type Runtime struct {
 	Port      int
 	DryRun    bool
 	Verbose   bool
-	// profiling is what profiling_enabled and profiling_results_dirpath
-	// ask of Serve.
-	profiling profilingSettings
+	// serving is what the config's profiling and access-log keys ask of
+	// Serve.
+	serving serveSettings
 	// RunToken is the run's token from GYM_RUN_TOKEN, empty when the
 	// server was started outside gym: Wrap then trusts every client.
 	RunToken string
@@ -113,7 +113,7 @@ func fromEnv(lookupEnv func(string) (string, bool), logOut io.Writer) (*Runtime,
 		Port:           port,
 		DryRun:         flags[0],
 		Verbose:        flags[1],
-		profiling:      readProfiling(global, lookupEnv),
+		serving:        readServeSettings(global, lookupEnv),
 	}
 	rt.RunToken, _ = lookupEnv(RunTokenEnv)
 	if reg, ok := lookup(rt.Kind()); ok {
@@ -210,8 +210,8 @@ func Main(ctx context.Context, lookupEnv func(string) (string, bool), stdout io.
 func Serve(ctx context.Context, rt *Runtime, h http.Handler, stdout io.Writer) error {
 	// Checked in a dry run too (NeMo Gym's reads them only after), since
 	// a dry run is for finding such mistakes.
-	if rt.profiling.err != nil {
-		return fmt.Errorf("%s '%s': %w", rt.Kind(), rt.Instance, rt.profiling.err)
+	if rt.serving.err != nil {
+		return fmt.Errorf("%s '%s': %w", rt.Kind(), rt.Instance, rt.serving.err)
 	}
 	if rt.DryRun {
 		return nil
@@ -234,18 +234,22 @@ func Serve(ctx context.Context, rt *Runtime, h http.Handler, stdout io.Writer) e
 		return fmt.Errorf("%s '%s': listening on %s: %w", rt.Kind(), rt.Instance, addr, err)
 	}
 	var profiler *serverProfiler
-	if rt.profiling.on {
+	if rt.serving.profiling {
 		// Under <Class>___<instance>, NeMo Gym's session key: the class is
 		// known only now for a component built on gymserver.
-		dir := filepath.Join(rt.profiling.dir, rt.ServerName())
+		dir := filepath.Join(rt.serving.profileDir, rt.ServerName())
 		if profiler, err = startProfiling(dir, rt.Instance, stdout); err != nil {
 			ln.Close()
 			return fmt.Errorf("%s '%s': %w", rt.Kind(), rt.Instance, err)
 		}
 		h = profiler.handler(h)
 	}
+	wrapped := wrap(rt, h)
+	if rt.serving.accessLog {
+		wrapped.access = stdout
+	}
 	srv := &http.Server{
-		Handler:  Wrap(rt, h),
+		Handler:  wrapped,
 		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 		// Request contexts outlive ctx's cancellation so in-flight requests
 		// get their grace period instead of being cancelled at once.
