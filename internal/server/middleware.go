@@ -47,11 +47,9 @@ func Handle(h HandlerFunc) http.Handler {
 // the session cookie, and `GET /` liveness. Serve calls it; tests of a
 // component call it to see what a client sees. rt.ServerName() must be a
 // valid cookie name (Serve checks).
-func Wrap(rt *Runtime, h http.Handler) http.Handler { return wrap(rt, h) }
-
-func wrap(rt *Runtime, h http.Handler) *middleware {
+func Wrap(rt *Runtime, h http.Handler) http.Handler {
 	name := rt.ServerName()
-	return &middleware{next: h, name: name, logger: loggerOf(rt), cookie: newSessionCookie(name), runToken: rt.RunToken}
+	return &middleware{next: h, name: name, logger: loggerOf(rt), cookie: newSessionCookie(name), runToken: rt.RunToken, access: rt.accessLog}
 }
 
 type middleware struct {
@@ -149,7 +147,8 @@ func (m *middleware) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // logAccess writes the request's line of uvicorn's access log, which NeMo
-// Gym's servers write when uvicorn_logging_show_200_ok is on: the client,
+// Gym's servers write when uvicorn_logging_show_200_ok is on (the agent's
+// self-call, an HTTP request there, included): the client,
 // the request line as it came (with the rollout prefix and the query) and
 // the status, once the handler is done. A response that never began went
 // out as net/http's 200.
@@ -158,7 +157,11 @@ func (m *middleware) logAccess(r *http.Request, tw *trackingWriter) {
 	if status == 0 {
 		status = http.StatusOK
 	}
-	fmt.Fprintf(m.access, "INFO:     %s - \"%s %s HTTP/%d.%d\" %d %s\n", r.RemoteAddr, r.Method, r.RequestURI, r.ProtoMajor, r.ProtoMinor, status, http.StatusText(status))
+	target := r.RequestURI
+	if target == "" { // an in-process request, made, not read
+		target = r.URL.RequestURI()
+	}
+	fmt.Fprintf(m.access, "INFO:     %s - \"%s %s HTTP/%d.%d\" %d %s\n", r.RemoteAddr, r.Method, target, r.ProtoMajor, r.ProtoMinor, status, http.StatusText(status))
 }
 
 // recovered maps a panic the way NeMo Gym maps a non-Exception throwable.

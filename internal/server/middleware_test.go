@@ -460,9 +460,10 @@ func TestDecodeJSONShortBodyIsReadAsSent(t *testing.T) {
 // uvicorn_logging_show_200_ok: a line of uvicorn's access log a request,
 // with the request line as it came and the status that went out.
 func TestAccessLog(t *testing.T) {
-	m := wrap(testRuntime(io.Discard), echoHandler(nil))
 	var lines bytes.Buffer
-	m.access = &lines
+	rt := testRuntime(io.Discard)
+	rt.accessLog = &lines
+	m := Wrap(rt, echoHandler(nil))
 	for _, tc := range []struct {
 		method, target, body, want string
 	}{
@@ -484,23 +485,37 @@ func TestAccessLog(t *testing.T) {
 
 // A handler that writes nothing sends net/http's 200, and its line says so.
 func TestAccessLogOfAnEmptyAnswer(t *testing.T) {
-	m := wrap(testRuntime(io.Discard), http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	var lines bytes.Buffer
-	m.access = &lines
+	rt := testRuntime(io.Discard)
+	rt.accessLog = &lines
+	m := Wrap(rt, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	m.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("DELETE", "/x", nil))
 	if want := "INFO:     192.0.2.1:1234 - \"DELETE /x HTTP/1.1\" 200 OK\n"; lines.String() != want {
 		t.Errorf("logged %q, want %q", lines.String(), want)
 	}
+	// An in-process request (the agent's self-call) has no request line
+	// read off the wire: its URL stands in.
+	lines.Reset()
+	req, err := InProcessRequest(context.Background(), "POST", "/v1/responses?stream=false", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.ServeHTTP(httptest.NewRecorder(), req)
+	if want := "INFO:     127.0.0.1:0 - \"POST /v1/responses?stream=false HTTP/1.1\" 200 OK\n"; lines.String() != want {
+		t.Errorf("logged %q, want %q", lines.String(), want)
+	}
 }
 
-// Serve writes the access log to the server's standard output when the
-// config asks for it, and not otherwise.
+// Serve's middleware writes the access log where the runtime says, and
+// nothing otherwise.
 func TestServeAccessLog(t *testing.T) {
 	for _, on := range []bool{true, false} {
 		rt := testRuntime(io.Discard)
-		rt.serving.accessLog = on
 		ctx, cancel := context.WithCancel(context.Background())
 		out := newListenWatcher()
+		if on {
+			rt.accessLog = out
+		}
 		done := make(chan error, 1)
 		go func() { done <- Serve(ctx, rt, echoHandler(nil), out) }()
 		base := out.waitURL(t)

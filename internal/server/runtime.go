@@ -48,6 +48,11 @@ type Runtime struct {
 	// serving is what the config's profiling and access-log keys ask of
 	// Serve.
 	serving serveSettings
+	// accessLog is where the access log goes (the server's standard
+	// output) when uvicorn_logging_show_200_ok is on, for every Wrap of
+	// the server's, the agent's in-process self-call's included; nil when
+	// off.
+	accessLog io.Writer
 	// RunToken is the run's token from GYM_RUN_TOKEN, empty when the
 	// server was started outside gym: Wrap then trusts every client.
 	RunToken string
@@ -114,6 +119,9 @@ func fromEnv(lookupEnv func(string) (string, bool), logOut io.Writer) (*Runtime,
 		DryRun:         flags[0],
 		Verbose:        flags[1],
 		serving:        readServeSettings(global, lookupEnv),
+	}
+	if rt.serving.accessLog {
+		rt.accessLog = logOut
 	}
 	rt.RunToken, _ = lookupEnv(RunTokenEnv)
 	if reg, ok := lookup(rt.Kind()); ok {
@@ -244,12 +252,8 @@ func Serve(ctx context.Context, rt *Runtime, h http.Handler, stdout io.Writer) e
 		}
 		h = profiler.handler(h)
 	}
-	wrapped := wrap(rt, h)
-	if rt.serving.accessLog {
-		wrapped.access = stdout
-	}
 	srv := &http.Server{
-		Handler:  wrapped,
+		Handler:  Wrap(rt, h),
 		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 		// Request contexts outlive ctx's cancellation so in-flight requests
 		// get their grace period instead of being cancelled at once.
