@@ -161,7 +161,26 @@ func (m *middleware) logAccess(r *http.Request, tw *trackingWriter) {
 	if target == "" { // an in-process request, made, not read
 		target = r.URL.RequestURI()
 	}
-	fmt.Fprintf(m.access, "INFO:     %s - \"%s %s HTTP/%d.%d\" %d %s\n", r.RemoteAddr, r.Method, target, r.ProtoMajor, r.ProtoMinor, status, http.StatusText(status))
+	fmt.Fprintf(m.access, "INFO:     %s - \"%s %s HTTP/%d.%d\" %d %s\n", r.RemoteAddr, r.Method, target, r.ProtoMajor, r.ProtoMinor, status, statusPhrase(status))
+}
+
+// statusPhrase is the status's phrase in Python's http.HTTPStatus (3.13,
+// the Python NeMo Gym runs on), which uvicorn prints: RFC 9110's names
+// where Go's keep older ones.
+func statusPhrase(code int) string {
+	switch code {
+	case http.StatusRequestEntityTooLarge:
+		return "Content Too Large"
+	case http.StatusRequestURITooLong:
+		return "URI Too Long"
+	case http.StatusRequestedRangeNotSatisfiable:
+		return "Range Not Satisfiable"
+	case http.StatusTeapot:
+		return "I'm a Teapot"
+	case http.StatusUnprocessableEntity:
+		return "Unprocessable Content"
+	}
+	return http.StatusText(code)
 }
 
 // recovered maps a panic the way NeMo Gym maps a non-Exception throwable.

@@ -469,7 +469,7 @@ func TestAccessLog(t *testing.T) {
 	}{
 		{"GET", "/", "", `"GET / HTTP/1.1" 200 OK`},
 		{"POST", "/ng-rollout/7-0/echo?x=1", `{"a":1}`, `"POST /ng-rollout/7-0/echo?x=1 HTTP/1.1" 200 OK`},
-		{"POST", "/echo", `{"a":}`, `"POST /echo HTTP/1.1" 422 Unprocessable Entity`},
+		{"POST", "/echo", `{"a":}`, `"POST /echo HTTP/1.1" 422 Unprocessable Content`},
 		{"GET", "/nowhere", "", `"GET /nowhere HTTP/1.1" 404 Not Found`},
 		{"GET", "/fail/panic", "", `"GET /fail/panic HTTP/1.1" 500 Internal Server Error`},
 		{"GET", "/fail/upstream", "", `"GET /fail/upstream HTTP/1.1" 401 Unauthorized`},
