@@ -1,7 +1,8 @@
 // Package cpuprofile reads the CPU profiles Go's runtime/pprof writes
 // (gzipped protobuf, pprof's profile.proto) as far as a table of CPU time
-// per function needs, and writes that table as NeMo Gym's profiled servers
-// write theirs: the text a user reads without `go tool pprof`.
+// per function needs, and writes that table in the layout of the yappi
+// table NeMo Gym's documentation shows for a profiled server's log: the
+// text a user reads without `go tool pprof`.
 package cpuprofile
 
 import (
