@@ -136,7 +136,7 @@ func parseResponseHead(head []byte) (*http.Response, bool) {
 		return nil, false
 	}
 	return &http.Response{
-		Status:        statusLine(status),
+		Status:        string(status),
 		StatusCode:    code,
 		Proto:         "HTTP/1.1",
 		ProtoMajor:    1,
@@ -145,15 +145,6 @@ func parseResponseHead(head []byte) (*http.Response, bool) {
 		ContentLength: contentLength,
 		Close:         closing,
 	}, true
-}
-
-// statusLine is a response's status as a string, without a copy for the
-// one nearly every answer gym reads has.
-func statusLine(status []byte) string {
-	if string(status) == "200 OK" {
-		return "200 OK"
-	}
-	return string(status)
 }
 
 // visibleOrSpace is whether b is printable ASCII or spaces.

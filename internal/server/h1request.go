@@ -88,21 +88,17 @@ func parseHead(head []byte, req *http.Request) (contentLength int64, ok bool) {
 // headerReader reads the header lines of a head (after its first line, to
 // the blank line) into an http.Header as textproto does: each name a
 // token, canonicalized; each value of valid bytes, trimmed of spaces and
-// tabs. The values' slices are one allocation, and so are their bytes:
-// each value is cut from one copy of the whole block, where textproto
-// copies them one by one.
+// tabs; the values of the header in one allocation.
 type headerReader struct {
-	block  []byte // the header lines, which every value is a part of
-	text   string // block's copy, made for the first value
-	rest   []byte // the lines not read yet
-	lines  int    // left to read
+	rest   []byte
+	lines  int // left to read
 	header http.Header
 	values []string
 }
 
 func newHeaderReader(rest []byte) headerReader {
 	lines := max(bytes.Count(rest, crlf)-1, 0) // the last one ends the blank line
-	return headerReader{block: rest, rest: rest, lines: lines, header: make(http.Header, lines), values: make([]string, lines)}
+	return headerReader{rest: rest, lines: lines, header: make(http.Header, lines), values: make([]string, lines)}
 }
 
 // next is the next line's name and value; ok is false for a line net/http
@@ -122,17 +118,9 @@ func (r *headerReader) next() (key string, v []byte, ok bool) {
 	return canonicalKey(k), v, true
 }
 
-// add appends v, a part of the block next gave, to the header's values of
-// key.
+// add appends v to the header's values of key.
 func (r *headerReader) add(key string, v []byte) {
-	var value string
-	if len(v) > 0 {
-		if r.text == "" {
-			r.text = string(r.block)
-		}
-		at := cap(r.block) - cap(v)
-		value = r.text[at : at+len(v)]
-	}
+	value := string(v)
 	if vv := r.header[key]; vv != nil {
 		r.header[key] = append(vv, value)
 		return
