@@ -9,8 +9,10 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"runtime/debug"
 	"strconv"
+	"strings"
 )
 
 // HandlerFunc is a handler that may fail: Handle turns its error into the
@@ -148,20 +150,40 @@ func (m *middleware) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // logAccess writes the request's line of uvicorn's access log, which NeMo
 // Gym's servers write when uvicorn_logging_show_200_ok is on (the agent's
-// self-call, an HTTP request there, included): the client,
-// the request line as it came (with the rollout prefix and the query) and
-// the status, once the handler is done. A response that never began went
-// out as net/http's 200.
+// self-call, an HTTP request there, included): the client, the request
+// line as it came (with the rollout prefix and the query) and the status,
+// once the handler is done. A response that never began went out as
+// net/http's 200; one cut off before it began (http.ErrAbortHandler, the
+// one panic the recover before this lets through) is not logged, as
+// uvicorn logs a response only as it starts.
 func (m *middleware) logAccess(r *http.Request, tw *trackingWriter) {
+	if v := recover(); v != nil {
+		if tw.started {
+			m.writeAccessLine(r, tw.status)
+		}
+		panic(v)
+	}
 	status := tw.status
 	if status == 0 {
 		status = http.StatusOK
 	}
-	target := r.RequestURI
-	if target == "" { // an in-process request, made, not read
-		target = r.URL.RequestURI()
+	m.writeAccessLine(r, status)
+}
+
+// writeAccessLine writes the line as uvicorn formats it: the client as
+// host:port (an IPv6 host unbracketed), the path as it came with the
+// query when there is one, and a double quote in either escaped.
+func (m *middleware) writeAccessLine(r *http.Request, status int) {
+	client := r.RemoteAddr
+	if ap, err := netip.ParseAddrPort(client); err == nil {
+		client = ap.Addr().String() + ":" + strconv.Itoa(int(ap.Port()))
 	}
-	fmt.Fprintf(m.access, "INFO:     %s - \"%s %s HTTP/%d.%d\" %d %s\n", r.RemoteAddr, r.Method, target, r.ProtoMajor, r.ProtoMinor, status, statusPhrase(status))
+	target := r.URL.EscapedPath()
+	if r.URL.RawQuery != "" {
+		target += "?" + r.URL.RawQuery
+	}
+	target = strings.ReplaceAll(target, `"`, "%22")
+	fmt.Fprintf(m.access, "INFO:     %s - \"%s %s HTTP/%d.%d\" %d %s\n", client, r.Method, target, r.ProtoMajor, r.ProtoMinor, status, statusPhrase(status))
 }
 
 // statusPhrase is the status's phrase in Python's http.HTTPStatus (3.13,

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -479,6 +480,52 @@ func TestAccessLog(t *testing.T) {
 		m.ServeHTTP(httptest.NewRecorder(), req)
 		if want := "INFO:     192.0.2.1:1234 - " + tc.want + "\n"; lines.String() != want {
 			t.Errorf("%s %s logged %q, want %q", tc.method, tc.target, lines.String(), want)
+		}
+	}
+}
+
+// The line is uvicorn's for an IPv6 client, a quote or an empty query in
+// the target, and a response cut off once begun; one cut off before it
+// began is not logged.
+func TestAccessLogAsUvicornWritesIt(t *testing.T) {
+	var lines bytes.Buffer
+	rt := testRuntime(io.Discard)
+	rt.accessLog = &lines
+	mux := http.NewServeMux()
+	mux.HandleFunc("/abort-before", func(http.ResponseWriter, *http.Request) { panic(http.ErrAbortHandler) })
+	mux.HandleFunc("/abort-after", func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusAccepted)
+		panic(http.ErrAbortHandler)
+	})
+	mux.HandleFunc("/", func(http.ResponseWriter, *http.Request) {})
+	m := Wrap(rt, mux)
+	for _, tc := range []struct {
+		remote, target, want string
+	}{
+		{"[::1]:52064", "/x", `INFO:     ::1:52064 - "GET /x HTTP/1.1" 200 OK` + "\n"},
+		{"192.0.2.1:1234", `/a"b?q="1"`, `INFO:     192.0.2.1:1234 - "GET /a%22b?q=%221%22 HTTP/1.1" 200 OK` + "\n"},
+		{"192.0.2.1:1234", "/p?", `INFO:     192.0.2.1:1234 - "GET /p HTTP/1.1" 200 OK` + "\n"},
+		{"192.0.2.1:1234", "/abort-after", `INFO:     192.0.2.1:1234 - "GET /abort-after HTTP/1.1" 202 Accepted` + "\n"},
+		{"192.0.2.1:1234", "/abort-before", ""},
+	} {
+		lines.Reset()
+		req := httptest.NewRequest("GET", "/", nil)
+		req.RequestURI, req.RemoteAddr = tc.target, tc.remote
+		u, err := url.ParseRequestURI(tc.target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.URL = u
+		func() {
+			defer func() {
+				if v := recover(); v != nil && v != http.ErrAbortHandler {
+					t.Errorf("%s: panicked with %v", tc.target, v)
+				}
+			}()
+			m.ServeHTTP(httptest.NewRecorder(), req)
+		}()
+		if lines.String() != tc.want {
+			t.Errorf("%s from %s logged %q, want %q", tc.target, tc.remote, lines.String(), tc.want)
 		}
 	}
 }
