@@ -27,7 +27,7 @@ trap cleanup EXIT
 
 repeats=${REPEATS:-4}
 if [[ -n ${GYM:-} ]]; then
-  gym=$(realpath "$GYM")
+  gym=$GYM
 else
   go build -o "$work/gym" ./cmd/gym
   gym=$work/gym

@@ -16,8 +16,9 @@
 # same run. GYM=<binary> measures that build in place of the working
 # tree's. PROFILE=<file> runs the working tree's server from the test
 # binary (the same code as `gym serve`) and writes its CPU profile there
-# (`go tool pprof -top <file>`), so it cannot go with GYM. GYM_ENV="NAME=value ..." reaches the gym
-# processes only (GYM_ENV=GOGC=400, say). DURATION (3s), ROUNDS (3), LATENCY_N
+# (`go tool pprof -top <file>`), so it cannot go with GYM.
+# GYM_ENV="NAME=value ..." reaches the gym processes only (GYM_ENV=GOGC=400,
+# say). DURATION (3s), ROUNDS (3), LATENCY_N
 # (3000) and CLIENTS (256) change the run. Numbers are only meaningful on
 # an otherwise idle machine.
 set -euo pipefail

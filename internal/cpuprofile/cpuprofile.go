@@ -20,6 +20,7 @@ import (
 // Tally is CPU time per function over the profiles added to it.
 type Tally struct {
 	functions map[string]*cost
+	samples   int // tallied so far, each sample's number its stamp
 	sampled   time.Duration
 	period    int64 // nanoseconds between samples, as the last profile said
 }
@@ -28,7 +29,7 @@ type Tally struct {
 // sample) and in all (anywhere on the sample's stack, once a sample).
 type cost struct {
 	self, total time.Duration
-	lastSample  int // the sample that last added to total, so a recursion counts once
+	lastSample  int // the stamp of the sample that last added to total, so a recursion counts once
 }
 
 // maxUnzipped bounds a profile's size unzipped; runtime/pprof's are a few
@@ -84,7 +85,9 @@ func (t *Tally) add(p *profile) error {
 	if t.functions == nil {
 		t.functions = map[string]*cost{}
 	}
-	for i, s := range p.samples {
+	for _, s := range p.samples {
+		t.samples++
+		stamp := t.samples
 		spent := time.Duration(s.values[valueAt])
 		t.sampled += spent
 		leaf := true
@@ -98,14 +101,11 @@ func (t *Tally) add(p *profile) error {
 				c.self += spent
 				leaf = false
 			}
-			if c.lastSample != i+1 {
-				c.lastSample = i + 1
+			if c.lastSample != stamp {
+				c.lastSample = stamp
 				c.total += spent
 			}
 		})
-	}
-	for _, c := range t.functions {
-		c.lastSample = 0
 	}
 	if p.period > 0 {
 		t.period = p.period

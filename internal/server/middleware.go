@@ -46,12 +46,13 @@ func Handle(h HandlerFunc) http.Handler {
 // a client from another machine without it gets 401, as RequireRunToken
 // describes), the rollout prefix
 // (/ng-rollout/<id>[/training-token-capture]/<rest> is served as /<rest>),
-// the session cookie, and `GET /` liveness. Serve calls it; tests of a
+// the session cookie, `GET /` liveness, and with uvicorn_logging_show_200_ok
+// on, uvicorn's access line a request. Serve calls it; tests of a
 // component call it to see what a client sees. rt.ServerName() must be a
 // valid cookie name (Serve checks).
 func Wrap(rt *Runtime, h http.Handler) http.Handler {
 	name := rt.ServerName()
-	return &middleware{next: h, name: name, logger: loggerOf(rt), cookie: newSessionCookie(name), runToken: rt.RunToken, access: rt.accessLog}
+	return &middleware{next: h, name: name, logger: loggerOf(rt), cookie: newSessionCookie(name), runToken: rt.RunToken, access: rt.serving.accessLog}
 }
 
 type middleware struct {

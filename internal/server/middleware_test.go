@@ -463,7 +463,7 @@ func TestDecodeJSONShortBodyIsReadAsSent(t *testing.T) {
 func TestAccessLog(t *testing.T) {
 	var lines bytes.Buffer
 	rt := testRuntime(io.Discard)
-	rt.accessLog = &lines
+	rt.serving.accessLog = &lines
 	m := Wrap(rt, echoHandler(nil))
 	for _, tc := range []struct {
 		method, target, body, want string
@@ -490,7 +490,7 @@ func TestAccessLog(t *testing.T) {
 func TestAccessLogAsUvicornWritesIt(t *testing.T) {
 	var lines bytes.Buffer
 	rt := testRuntime(io.Discard)
-	rt.accessLog = &lines
+	rt.serving.accessLog = &lines
 	mux := http.NewServeMux()
 	mux.HandleFunc("/abort-before", func(http.ResponseWriter, *http.Request) { panic(http.ErrAbortHandler) })
 	mux.HandleFunc("/abort-after", func(w http.ResponseWriter, _ *http.Request) {
@@ -534,7 +534,7 @@ func TestAccessLogAsUvicornWritesIt(t *testing.T) {
 func TestAccessLogOfAnEmptyAnswer(t *testing.T) {
 	var lines bytes.Buffer
 	rt := testRuntime(io.Discard)
-	rt.accessLog = &lines
+	rt.serving.accessLog = &lines
 	m := Wrap(rt, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	m.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("DELETE", "/x", nil))
 	if want := "INFO:     192.0.2.1:1234 - \"DELETE /x HTTP/1.1\" 200 OK\n"; lines.String() != want {
@@ -561,7 +561,7 @@ func TestServeAccessLog(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		out := newListenWatcher()
 		if on {
-			rt.accessLog = out
+			rt.serving.accessLog = out
 		}
 		done := make(chan error, 1)
 		go func() { done <- Serve(ctx, rt, echoHandler(nil), out) }()

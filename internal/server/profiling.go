@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/nemo-gym-go/gym/internal/cpuprofile"
+	"github.com/nemo-gym-go/gym/internal/jsonl"
 )
 
 // serverProfiler is profiling_enabled for a Go server: a CPU profile from
@@ -100,9 +102,10 @@ func (p *serverProfiler) begin() error {
 	return nil
 }
 
-// end writes the running period's profile and the log of all periods. A
-// file goes in whole or not at all, so another server writing the same
-// names (a second run with the same directory) never mixes its bytes in.
+// end writes the running period's profile and the log of all periods,
+// making the directory again if it went, as NeMo Gym's profiler makes it
+// at each write. The period counts in the log even when its file could not
+// be written.
 func (p *serverProfiler) end() error {
 	if p.running == nil {
 		return nil
@@ -110,13 +113,16 @@ func (p *serverProfiler) end() error {
 	pprof.StopCPUProfile()
 	data := p.running.Bytes()
 	p.running = nil
-	file := p.name + "-" + strconv.Itoa(p.periods) + ".pprof"
 	var errs []error
-	if err := p.write(file, data); err != nil {
-		errs = append(errs, fmt.Errorf("period %d's profile was not written: %w", p.periods, err))
-	}
 	if err := p.tally.Add(data); err != nil {
 		errs = append(errs, fmt.Errorf("reading period %d's profile for %s.log: %w", p.periods, p.name, err))
+	}
+	if err := os.MkdirAll(p.dir, 0o755); err != nil {
+		errs = append(errs, fmt.Errorf("period %d's profile was not written: %s: %w", p.periods, profilingDirKey, err))
+		return errors.Join(errs...)
+	}
+	if err := p.write(p.name+"-"+strconv.Itoa(p.periods)+".pprof", data); err != nil {
+		errs = append(errs, fmt.Errorf("period %d's profile was not written: %w", p.periods, err))
 	}
 	var table bytes.Buffer
 	p.tally.WriteTable(&table)
@@ -126,26 +132,15 @@ func (p *serverProfiler) end() error {
 	return errors.Join(errs...)
 }
 
-// write puts one of the profiler's files in its directory, whole, making
-// the directory again if it went, as NeMo Gym's profiler does at each
-// write.
+// write puts one of the profiler's files in its directory whole
+// (jsonl.WriteFileAtomic), so that another server writing the same names
+// (a second run given the same directory) never mixes its bytes in.
 func (p *serverProfiler) write(name string, data []byte) error {
-	if err := os.MkdirAll(p.dir, 0o755); err != nil {
-		return fmt.Errorf("%s: %w", profilingDirKey, err)
-	}
-	tmp, err := os.CreateTemp(p.dir, "."+name+"-*")
+	err := jsonl.WriteFileAtomic(filepath.Join(p.dir, name), func(w *bufio.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
 	if err != nil {
-		return fmt.Errorf("%s: %w", profilingDirKey, err)
-	}
-	_, err = tmp.Write(data)
-	if closeErr := tmp.Close(); err == nil {
-		err = closeErr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), filepath.Join(p.dir, name))
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
 		return fmt.Errorf("%s: writing %s: %w", profilingDirKey, name, err)
 	}
 	return nil

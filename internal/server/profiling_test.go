@@ -38,8 +38,8 @@ func startTestProfiler(t *testing.T) (p *serverProfiler, dir string, out *bytes.
 }
 
 // profiledServer serves the echo handler profiled under dir until the test
-// calls stop, which returns Serve's error and what the server printed.
-func profiledServer(t *testing.T, dir string) (base string, stop func() (error, string)) {
+// calls stop, which returns what the server printed and Serve's error.
+func profiledServer(t *testing.T, dir string) (base string, stop func() (string, error)) {
 	t.Helper()
 	skipWhenProfiled(t)
 	rt := testRuntime(io.Discard)
@@ -49,14 +49,14 @@ func profiledServer(t *testing.T, dir string) (base string, stop func() (error, 
 	out := newListenWatcher()
 	done := make(chan error, 1)
 	go func() { done <- Serve(ctx, rt, echoHandler(nil), out) }()
-	return out.waitURL(t), func() (error, string) {
+	return out.waitURL(t), func() (string, error) {
 		cancel()
 		select {
 		case err := <-done:
-			return err, out.String()
+			return out.String(), err
 		case <-time.After(5 * time.Second):
 			t.Fatal("Serve did not return after cancel")
-			return nil, ""
+			return "", nil
 		}
 	}
 }
@@ -117,7 +117,7 @@ func TestServeWritesProfiles(t *testing.T) {
 	assertProfile(t, filepath.Join(dir, "echo_server-1.pprof"))
 	assertLog(t, filepath.Join(dir, "echo_server.log"))
 
-	err, printed := stop()
+	printed, err := stop()
 	if err != nil {
 		t.Fatalf("Serve = %v", err)
 	}
@@ -162,7 +162,7 @@ func TestProfilingSurvivesItsDirectoryGoing(t *testing.T) {
 	if status, _, body := call(t, http.MethodGet, base+"/stats"); status != 200 {
 		t.Fatalf("GET /stats once the directory can be made = %d %q", status, body)
 	}
-	if err, printed := stop(); err != nil {
+	if printed, err := stop(); err != nil {
 		t.Fatalf("Serve = %v\n%s", err, printed)
 	}
 	for _, k := range []string{"3", "4"} {

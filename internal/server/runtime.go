@@ -46,13 +46,9 @@ type Runtime struct {
 	DryRun    bool
 	Verbose   bool
 	// serving is what the config's profiling and access-log keys ask of
-	// Serve.
+	// Serve, and of every Wrap of the server's (the agent's in-process
+	// self-call's included).
 	serving serveSettings
-	// accessLog is where the access log goes (the server's standard
-	// output) when uvicorn_logging_show_200_ok is on, for every Wrap of
-	// the server's, the agent's in-process self-call's included; nil when
-	// off.
-	accessLog io.Writer
 	// RunToken is the run's token from GYM_RUN_TOKEN, empty when the
 	// server was started outside gym: Wrap then trusts every client.
 	RunToken string
@@ -118,10 +114,7 @@ func fromEnv(lookupEnv func(string) (string, bool), logOut io.Writer) (*Runtime,
 		Port:           port,
 		DryRun:         flags[0],
 		Verbose:        flags[1],
-		serving:        readServeSettings(global, lookupEnv),
-	}
-	if rt.serving.accessLog {
-		rt.accessLog = logOut
+		serving:        readServeSettings(global, lookupEnv, logOut),
 	}
 	rt.RunToken, _ = lookupEnv(RunTokenEnv)
 	if reg, ok := lookup(rt.Kind()); ok {

@@ -1,8 +1,8 @@
 package server
 
 import (
-	"errors"
 	"fmt"
+	"io"
 
 	"github.com/nemo-gym-go/gym/internal/config"
 	"github.com/nemo-gym-go/gym/internal/config/tree"
@@ -20,24 +20,29 @@ const (
 // aggregate's metrics) serves nothing and need not fail on them.
 type serveSettings struct {
 	profiling  bool
-	profileDir string // relative to the server's own directory
-	accessLog  bool
+	profileDir string    // relative to the server's own directory
+	accessLog  io.Writer // where the access log goes, the server's standard output; nil when off
 	err        error
 }
 
-// readServeSettings reads the keys as NeMo Gym's servers validate them:
+// readServeSettings reads the keys as NeMo Gym's servers validate them, the
+// access log going to out when it is on:
 // profiling_enabled and uvicorn_logging_show_200_ok as pydantic's bools,
 // profiling_results_dirpath as an optional string, each checked whatever
 // the others say; only the missing directory of a profiling server, which
 // NeMo Gym fails on with a TypeError, gets gym's own words.
-func readServeSettings(global *tree.Node, lookupEnv func(string) (string, bool)) serveSettings {
+func readServeSettings(global *tree.Node, lookupEnv func(string) (string, bool), out io.Writer) serveSettings {
 	var s serveSettings
 	var err error
 	if s.profiling, err = pydanticBool(global, profilingEnabledKey, lookupEnv); err != nil {
 		return serveSettings{err: err}
 	}
-	if s.accessLog, err = pydanticBool(global, accessLogKey, lookupEnv); err != nil {
+	accessLog, err := pydanticBool(global, accessLogKey, lookupEnv)
+	if err != nil {
 		return serveSettings{err: err}
+	}
+	if accessLog {
+		s.accessLog = out
 	}
 	dir, err := config.ResolveGlobal(global, profilingDirKey, lookupEnv)
 	switch {
@@ -58,15 +63,15 @@ func readServeSettings(global *tree.Node, lookupEnv func(string) (string, bool))
 // will not read as a bool.
 func pydanticBool(global *tree.Node, key string, lookupEnv func(string) (string, bool)) (bool, error) {
 	n, err := config.ResolveGlobal(global, key, lookupEnv)
-	if err != nil || n == nil {
+	switch {
+	case err != nil || n == nil:
 		return false, err
+	case n.Kind == tree.Null: // which LaxBool reads as false
+		return false, fmt.Errorf("%s: Input should be a valid boolean", key)
 	}
-	if v, ok := config.LaxBoolOK(n); ok {
-		return v, nil
+	v, err := config.LaxBool(n)
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", key, err)
 	}
-	_, err = config.LaxBool(n)
-	if err == nil { // null, which LaxBool reads as false
-		err = errors.New("Input should be a valid boolean")
-	}
-	return false, fmt.Errorf("%s: %w", key, err)
+	return v, nil
 }

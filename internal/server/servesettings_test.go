@@ -74,7 +74,7 @@ func TestServeSettings(t *testing.T) {
 			if err != nil {
 				t.Fatalf("a dry run = %v", err)
 			}
-			if rt.serving.profiling != tc.wantOn || rt.serving.profileDir != tc.wantDir || rt.serving.accessLog != tc.wantAccessLog || (rt.accessLog != nil) != tc.wantAccessLog {
+			if rt.serving.profiling != tc.wantOn || rt.serving.profileDir != tc.wantDir || (rt.serving.accessLog == io.Discard) != tc.wantAccessLog {
 				t.Errorf("settings = %+v, want profiling %v under %q, access log %v", rt.serving, tc.wantOn, tc.wantDir, tc.wantAccessLog)
 			}
 		})
