@@ -4,7 +4,8 @@
 # time (p50, p99 and what each adds over direct), then throughput at 256
 # concurrent clients (req/s and its ratio to direct, in rounds with the
 # targets in turn) and the proxy process's CPU time per request, read from
-# /proc (in 10 ms ticks, so short runs are coarse). Beside gym: direct,
+# /proc (in 10 ms ticks, so short runs are coarse), with its system time
+# (the kernel's part) beside it. Beside gym: direct,
 # gym-floor (a proxy that only reads each body and posts it on, on gym's
 # own HTTP/1.1 server and transport: the floor of gym's stack), a bare
 # httputil.ReverseProxy (the floor of a net/http hop) and Debian's nginx

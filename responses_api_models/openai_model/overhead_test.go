@@ -62,7 +62,8 @@ type overheadTarget struct {
 // throughput at -overhead.clients concurrent clients, in rounds with the
 // targets in turn, as req/s, the ratio to direct in the same round, and
 // the proxy process's CPU time (utime+stime from /proc, every thread, and
-// every nginx worker) per request. The clients run in this process, so on
+// every nginx worker) per request, and how much of it was the kernel's
+// (stime): the system calls and, on loopback, the network stack they run. The clients run in this process, so on
 // a small machine they compete with the proxy as a real agent would.
 func TestOverhead(t *testing.T) {
 	if *overheadGym == "" && *overheadProfile == "" {
@@ -102,7 +103,7 @@ func TestOverhead(t *testing.T) {
 	// One request at a time, the targets in turn, so drift in the
 	// machine's load spreads over all of them alike.
 	lat := make([][]time.Duration, len(targets))
-	cpu0 := make([]time.Duration, len(targets))
+	cpu0 := make([]cpuTimes, len(targets))
 	for i, tg := range targets {
 		cpu0[i] = cpuOf(tg.pids)
 	}
@@ -115,17 +116,19 @@ func TestOverhead(t *testing.T) {
 			lat[i] = append(lat[i], time.Since(t0))
 		}
 	}
-	fmt.Println("CPU µs/req: the proxy process's user+system time (/proc/<pid>/stat, every thread; nginx's master and workers) over the requests it served")
+	fmt.Println("CPU µs/req: the proxy process's user+system time (/proc/<pid>/stat, every thread; nginx's master and workers) over the requests it served; sys: the system time alone")
 	fmt.Printf("one client, %d requests per target, in turn:\n", *overheadLatN)
-	fmt.Printf("  %-18s %9s %9s %11s %11s %12s\n", "target", "p50 µs", "p99 µs", "+p50 µs", "+p99 µs", "CPU µs/req")
+	fmt.Printf("  %-18s %9s %9s %11s %11s %12s %12s\n", "target", "p50 µs", "p99 µs", "+p50 µs", "+p99 µs", "CPU µs/req", "sys µs/req")
 	dp50, dp99 := percentiles(lat[0])
 	for i, tg := range targets {
 		p50, p99 := percentiles(lat[i])
-		cpu := "-"
+		cpu, sys := "-", "-"
 		if tg.pids != nil {
-			cpu = fmt.Sprintf("%.1f", us(cpuOf(tg.pids)-cpu0[i])/float64(*overheadLatN))
+			used := cpuOf(tg.pids).since(cpu0[i])
+			cpu = fmt.Sprintf("%.1f", us(used.total())/float64(*overheadLatN))
+			sys = fmt.Sprintf("%.1f", us(used.system)/float64(*overheadLatN))
 		}
-		fmt.Printf("  %-18s %9.1f %9.1f %+11.1f %+11.1f %12s\n", tg.name, us(p50), us(p99), us(p50-dp50), us(p99-dp99), cpu)
+		fmt.Printf("  %-18s %9.1f %9.1f %+11.1f %+11.1f %12s %12s\n", tg.name, us(p50), us(p99), us(p50-dp50), us(p99-dp99), cpu, sys)
 	}
 
 	if *overheadRounds <= 0 {
@@ -133,11 +136,11 @@ func TestOverhead(t *testing.T) {
 	}
 	// Throughput: rounds over the targets in turn, the order rotating so
 	// that none always follows the same one.
-	type sample struct{ rps, ratio, cpu float64 }
+	type sample struct{ rps, ratio, cpu, sys float64 }
 	samples := make([][]sample, len(targets))
 	for round := range *overheadRounds {
 		rps := make([]float64, len(targets))
-		cpu := make([]float64, len(targets))
+		cpu, sys := make([]float64, len(targets)), make([]float64, len(targets))
 		for k := range targets {
 			i := (k + round) % len(targets)
 			n, d, c, err := load(targets[i], *overheadClients, *overheadDuration)
@@ -145,14 +148,14 @@ func TestOverhead(t *testing.T) {
 				t.Fatalf("%s: %v", targets[i].name, err)
 			}
 			rps[i] = float64(n) / d.Seconds()
-			cpu[i] = us(c) / float64(n)
+			cpu[i], sys[i] = us(c.total())/float64(n), us(c.system)/float64(n)
 		}
 		for i := range targets {
-			samples[i] = append(samples[i], sample{rps[i], rps[i] / rps[0], cpu[i]})
+			samples[i] = append(samples[i], sample{rps[i], rps[i] / rps[0], cpu[i], sys[i]})
 		}
 	}
 	fmt.Printf("%d clients, %d rounds of %v per target (median [min-max]):\n", *overheadClients, *overheadRounds, *overheadDuration)
-	fmt.Printf("  %-18s %22s %22s %22s\n", "target", "req/s", "of direct", "CPU µs/req")
+	fmt.Printf("  %-18s %22s %22s %22s %22s\n", "target", "req/s", "of direct", "CPU µs/req", "sys µs/req")
 	for i, tg := range targets {
 		pick := func(f func(sample) float64) string {
 			v := make([]float64, len(samples[i]))
@@ -162,17 +165,17 @@ func TestOverhead(t *testing.T) {
 			slices.Sort(v)
 			return fmt.Sprintf("%.4g [%.4g-%.4g]", v[len(v)/2], v[0], v[len(v)-1])
 		}
-		cpu := "-"
+		cpu, sys := "-", "-"
 		if tg.pids != nil {
-			cpu = pick(func(s sample) float64 { return s.cpu })
+			cpu, sys = pick(func(s sample) float64 { return s.cpu }), pick(func(s sample) float64 { return s.sys })
 		}
-		fmt.Printf("  %-18s %22s %22s %22s\n", tg.name, pick(func(s sample) float64 { return s.rps }), pick(func(s sample) float64 { return s.ratio }), cpu)
+		fmt.Printf("  %-18s %22s %22s %22s %22s\n", tg.name, pick(func(s sample) float64 { return s.rps }), pick(func(s sample) float64 { return s.ratio }), cpu, sys)
 	}
 }
 
 // load runs clients against tg for d and returns the requests completed,
 // the time taken and the CPU time tg's processes spent meanwhile.
-func load(tg *overheadTarget, clients int, d time.Duration) (int64, time.Duration, time.Duration, error) {
+func load(tg *overheadTarget, clients int, d time.Duration) (int64, time.Duration, cpuTimes, error) {
 	var n atomic.Int64
 	var stop atomic.Bool
 	var firstErr error
@@ -195,19 +198,27 @@ func load(tg *overheadTarget, clients int, d time.Duration) (int64, time.Duratio
 	time.Sleep(d)
 	stop.Store(true)
 	wg.Wait()
-	return n.Load(), time.Since(start), cpuOf(tg.pids) - cpu0, firstErr
+	return n.Load(), time.Since(start), cpuOf(tg.pids).since(cpu0), firstErr
 }
 
 // clockTick is USER_HZ, which Linux fixes at 100 for /proc's tick counts.
 const clockTick = 10 * time.Millisecond
 
-// cpuOf is the CPU time (user and system, all threads) the processes have
-// used so far.
-func cpuOf(pids func() []int) time.Duration {
+// cpuTimes is CPU time spent in user space and in the kernel.
+type cpuTimes struct{ user, system time.Duration }
+
+func (c cpuTimes) total() time.Duration { return c.user + c.system }
+
+func (c cpuTimes) since(before cpuTimes) cpuTimes {
+	return cpuTimes{c.user - before.user, c.system - before.system}
+}
+
+// cpuOf is the CPU time (all threads) the processes have used so far.
+func cpuOf(pids func() []int) cpuTimes {
+	var total cpuTimes
 	if pids == nil {
-		return 0
+		return total
 	}
-	var total time.Duration
 	for _, pid := range pids() {
 		data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 		if err != nil {
@@ -219,7 +230,8 @@ func cpuOf(pids func() []int) time.Duration {
 		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
 		utime, _ := strconv.ParseInt(f[11], 10, 64)
 		stime, _ := strconv.ParseInt(f[12], 10, 64)
-		total += time.Duration(utime+stime) * clockTick
+		total.user += time.Duration(utime) * clockTick
+		total.system += time.Duration(stime) * clockTick
 	}
 	return total
 }
