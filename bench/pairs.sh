@@ -46,7 +46,10 @@ figures() {
     /^floor/ { floor = 1 }
     floor { next }
     /^clients/ { level = $2; sub(":", "", level); for (i = 1; i <= NF; i++) if ($i == "rollouts/s") print "rollouts/s@" level, $(i - 1); cpu = 0; servers = 0 }
-    /CPU s per 1000 rollouts/ && $1 != "rundriver" { cpu += $(NF - 5); if (++servers == 3) print "server-ms/rollout@" level, cpu }
+    /CPU s per 1000 rollouts/ && $1 != "rundriver" {
+      for (i = 2; i < NF; i++) if ($(i + 1) == "CPU") { cpu += $i; break }
+      if (++servers == 3) print "server-ms/rollout@" level, cpu
+    }
   ' "$1"
 }
 

@@ -61,8 +61,16 @@ pid=$!
 wait_ready "$work/start.log" "$pid"
 agent=$(grep -o 'example_single_tool_call_simple_agent .*http://127.0.0.1:[0-9]*' "$work/start.log" | grep -o 'http://.*')
 
-# CPU seconds a process has used so far, from /proc (Linux).
-cpu() { awk -v hz="$(getconf CLK_TCK)" '{print ($14 + $15) / hz}' "/proc/$1/stat"; }
+# CPU seconds a process has used so far, and the system (kernel) seconds
+# of them, from /proc (Linux).
+cpu() { awk -v hz="$(getconf CLK_TCK)" '{print ($14 + $15) / hz, $15 / hz}' "/proc/$1/stat"; }
+# per1000 NAME "BEFORE" "AFTER" N prints NAME's CPU seconds, and the system
+# seconds of them, per 1000 of the N rollouts between the two cpu readings.
+per1000() {
+  awk -v name="$1" -v a="$2" -v b="$3" -v n="$4" 'BEGIN {
+    split(a, x, " "); split(b, y, " ")
+    printf "    %-40s %6.3f CPU s per 1000 rollouts, %5.3f of them system\n", name, (y[1] - x[1]) * 1000 / n, (y[2] - x[2]) * 1000 / n }'
+}
 mapfile -t servers < <(awk '/ \(go\) / {print $1 "=" $NF}' "$work/start.log")
 rows="$repo/resources_servers/example_single_tool_call/data/example.jsonl"
 
@@ -74,8 +82,7 @@ for c in ${CONCURRENCY:-64 256}; do
   # Where the time went: CPU seconds of each process per 1000 rollouts.
   n=$(grep -o '[0-9]* rollouts in' "$work/level.txt" | cut -d' ' -f1)
   for s in "${servers[@]}"; do
-    awk -v name="${s%%=*}" -v a="${before[$s]}" -v b="$(cpu "${s#*=}")" -v n="$n" \
-      'BEGIN {printf "    %-40s %6.3f CPU s per 1000 rollouts\n", name, (b - a) * 1000 / n}'
+    per1000 "${s%%=*}" "${before[$s]}" "$(cpu "${s#*=}")" "$n"
   done
 done
 # Each gym server's peak resident memory over both levels.
@@ -112,8 +119,7 @@ for variant in net/http gym-client local-socket; do
     "$work/rundriver" -url "http://$agent" -rows "$rows" -concurrency "$c" -duration "${DURATION:-10s}" | tee "$work/level.txt"
     n=$(grep -o '[0-9]* rollouts in' "$work/level.txt" | cut -d' ' -f1)
     for s in resources=$resources_pid model=$model_pid agent=$agent_pid; do
-      awk -v name="floor ${s%%=*}" -v a="${before[${s#*=}]}" -v b="$(cpu "${s#*=}")" -v n="$n" \
-        'BEGIN {printf "    %-40s %6.3f CPU s per 1000 rollouts\n", name, (b - a) * 1000 / n}'
+      per1000 "floor ${s%%=*}" "${before[${s#*=}]}" "$(cpu "${s#*=}")" "$n"
     done
   done
   kill "$resources_pid" "$model_pid" "$agent_pid" 2>/dev/null || true
