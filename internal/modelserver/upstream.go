@@ -1,7 +1,6 @@
 package modelserver
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/base64"
@@ -316,7 +315,7 @@ func (u *Upstream) attempt(ctx context.Context, target, shown string, body []byt
 	if u.timeout > 0 {
 		actx, cancel = context.WithTimeout(ctx, u.timeout)
 	}
-	req, err := http.NewRequestWithContext(actx, http.MethodPost, target, bytes.NewReader(body))
+	req, err := server.NewPostRequest(actx, target, body)
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("POST %s: %w", shown, withoutURL(err))

@@ -601,7 +601,7 @@ func parseSetCookie(line string) (*http.Cookie, bool) {
 // verbatim: a session cookie belongs to the server that issued it, and the
 // caller relays it, as NeMo Gym's agents do.
 func (c *Client) PostJSON(ctx context.Context, url string, body []byte, cookies []*http.Cookie) ([]byte, SetCookies, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	req, err := NewPostRequest(ctx, url, body)
 	if err != nil {
 		return nil, nil, err
 	}
