@@ -5,6 +5,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -24,16 +25,18 @@ func NewPostRequest(ctx context.Context, rawURL string, body []byte) (*http.Requ
 		return req, nil
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rawURL, bytes.NewReader(body))
-	if err == nil {
+	// A URL naming a rollout (/ng-rollout/<id>/...) is called by that
+	// rollout alone: kept, they would fill the cache in a few dozen
+	// rollouts and leave no room for the fixed URLs.
+	if err == nil && !strings.Contains(req.URL.Path, rolloutPrefix) {
 		parsedURLs.put(rawURL, req.URL)
 	}
 	return req, err
 }
 
 // maxParsedURLs bounds the URLs kept parsed: a process calls a few fixed
-// URLs (its servers' endpoints) very often, but a URL naming a rollout
-// (/ng-rollout/<id>/...) is new for each, and those must not grow the
-// cache without end.
+// URLs (its servers' endpoints) very often, and one that calls many
+// different URLs must not grow the cache without end.
 const maxParsedURLs = 256
 
 // urlCache holds parsed URLs, about maxParsedURLs at most (callers racing

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"reflect"
+	"sync"
 	"testing"
 )
 
@@ -19,16 +21,18 @@ func TestNewPostRequestIsNewRequestWithContext(t *testing.T) {
 	for _, tc := range []struct {
 		name, url string
 		body      []byte
+		kept      bool // parsed once, then from the cache
 	}{
-		{"plain", "http://127.0.0.1:8000/v1/responses", []byte(`{"a":1}`)},
-		{"empty body", "http://127.0.0.1:8000/seed_session", nil},
-		{"empty port", "http://example.com:/verify", []byte(`{}`)},
-		{"query and escapes", "https://api.example.com/v1/responses?api-version=2024%2F10&x=%20y", []byte(`{}`)},
-		{"user info", "http://user:p%40ss@[::1]:9000/run", []byte(`{}`)},
-		{"rollout path", "http://localhost:1/ng-rollout/7-3/v1/responses", []byte(`[]`)},
-		{"bad escape", "http://h/%zz", []byte(`{}`)},
-		{"control byte", "http://h/\x7f", []byte(`{}`)},
-		{"no scheme", "127.0.0.1:80/x", []byte(`{}`)},
+		{"plain", "http://127.0.0.1:8000/v1/responses", []byte(`{"a":1}`), true},
+		{"empty body", "http://127.0.0.1:8000/seed_session", nil, true},
+		{"empty port", "http://example.com:/verify", []byte(`{}`), true},
+		{"query and escapes", "https://api.example.com/v1/responses?api-version=2024%2F10&x=%20y", []byte(`{}`), true},
+		{"user info", "http://user:p%40ss@[::1]:9000/run", []byte(`{}`), true},
+		{"rollout path", "http://localhost:1/ng-rollout/7-3/v1/responses", []byte(`[]`), false},
+		{"escaped rollout path", "http://localhost:1/ng-rollout/a%2Fb/seed_session", []byte(`{}`), false},
+		{"bad escape", "http://h/%zz", []byte(`{}`), false},
+		{"control byte", "http://h/\x7f", []byte(`{}`), false},
+		{"no scheme", "127.0.0.1:80/x", []byte(`{}`), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for call := range 2 {
@@ -43,6 +47,10 @@ func TestNewPostRequestIsNewRequestWithContext(t *testing.T) {
 				sameRequest(t, got, want)
 				if got.Context() != ctx {
 					t.Errorf("call %d: the request does not carry the caller's context", call)
+				}
+				cached := parsedURLs.get(tc.url)
+				if (cached != nil) != tc.kept || call == 1 && tc.kept && got.URL != cached {
+					t.Errorf("call %d: cached %v, the request's URL the cached one %v; want kept %v", call, cached != nil, got.URL == cached, tc.kept)
 				}
 			}
 		})
@@ -92,6 +100,34 @@ func TestNewPostRequestParsedURLIsACopy(t *testing.T) {
 	}
 	if second.URL.Path != "/parsed-url-copy" {
 		t.Errorf("the cached URL's path is %q", second.URL.Path)
+	}
+}
+
+// Requests to one URL at once share its parsed URL: under the race
+// detector, anything on the way (client, transport, server) that wrote to
+// it would show.
+func TestPostJSONSharesTheParsedURL(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Write([]byte(`{}`))
+	}))
+	defer srv.Close()
+	c := NewClient(ClientOptions{})
+	target := srv.URL + "/shared-url"
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 20 {
+				if _, _, err := c.PostJSON(context.Background(), target, []byte(`{}`), nil); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if parsedURLs.get(target) == nil {
+		t.Error("the URL was not kept parsed")
 	}
 }
 

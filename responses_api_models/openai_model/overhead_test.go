@@ -63,8 +63,9 @@ type overheadTarget struct {
 // targets in turn, as req/s, the ratio to direct in the same round, and
 // the proxy process's CPU time (utime+stime from /proc, every thread, and
 // every nginx worker) per request, and how much of it was the kernel's
-// (stime): the system calls and, on loopback, the network stack they run. The clients run in this process, so on
-// a small machine they compete with the proxy as a real agent would.
+// (stime): the system calls and, on loopback, the network stack they run.
+// The clients run in this process, so on a small machine they compete
+// with the proxy as a real agent would.
 func TestOverhead(t *testing.T) {
 	if *overheadGym == "" && *overheadProfile == "" {
 		t.Skip("run by bench/model_overhead.sh (set -overhead.gym to a gym binary)")
