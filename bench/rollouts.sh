@@ -6,9 +6,9 @@
 # the 5 example rows at 64 and 256 concurrent clients, DURATION (10s) each.
 # Every rollout is a full one: seed_session, two model calls and a
 # get_weather call for three of the five rows, verify. Each server's CPU per
-# 1000 rollouts (and the system time of it) and peak RSS follow, then the floor: bench/floor's trivial
-# Go servers making the same exchanges, in as many processes, driven the
-# same way, once with net/http's client, once with gym's plain-http
+# 1000 rollouts (and the system time of it) and peak RSS follow, then the
+# floor: bench/floor's trivial Go servers making the same exchanges, in as
+# many processes, driven the same way, once with net/http's client, once with gym's plain-http
 # transport in the floor agent, and once with that transport and every
 # floor server on a local socket beside its port, as gym's servers are.
 #

@@ -85,8 +85,8 @@ func sameRequest(t *testing.T, got, want *http.Request) {
 	}
 }
 
-// A request built from the cache cannot reach the copy the next one gets
-// through its own URL: the request that parsed the URL keeps its own.
+// The request that parsed a URL keeps a URL of its own: changing it does
+// not reach the requests built from the cache.
 func TestNewPostRequestParsedURLIsACopy(t *testing.T) {
 	const raw = "http://127.0.0.1:8000/parsed-url-copy"
 	first, err := NewPostRequest(context.Background(), raw, nil)
