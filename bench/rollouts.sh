@@ -8,9 +8,10 @@
 # get_weather call for three of the five rows, verify. Each server's CPU per
 # 1000 rollouts (and the system time of it) and peak RSS follow, then the
 # floor: bench/floor's trivial Go servers making the same exchanges, in as
-# many processes, driven the same way, once with net/http's client, once with gym's plain-http
-# transport in the floor agent, and once with that transport and every
-# floor server on a local socket beside its port, as gym's servers are.
+# many processes, driven the same way, once with net/http's client, once
+# with gym's plain-http transport in the floor agent, and once with that
+# transport and every floor server on a local socket beside its port, as
+# gym's servers are.
 #
 # CAPTURE=1 turns on model-call capture (observability_enabled): every
 # model call is then appended to its rollout's capture file, one new file
