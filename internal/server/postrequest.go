@@ -12,8 +12,8 @@ import (
 
 // NewPostRequest is http.NewRequestWithContext(ctx, "POST", rawURL,
 // bytes.NewReader(body)), with rawURL parsed once per distinct string:
-// parsing took about a microsecond of each of the five calls an agent
-// makes per rollout. Requests to the same URL share its parsed *url.URL, which is
+// parsing took about a microsecond of each call an agent makes (about
+// five a rollout). Requests to the same URL share its parsed *url.URL, which is
 // why no caller may modify a request's URL (nor may a RoundTripper).
 func NewPostRequest(ctx context.Context, rawURL string, body []byte) (*http.Request, error) {
 	if u := parsedURLs.get(rawURL); u != nil {
